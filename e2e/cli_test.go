@@ -1,0 +1,45 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+)
+
+func TestBinaryVersionHelpAndExitCodes(t *testing.T) {
+	r := Run(t, "--version")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "librdkafka 2.11.1") {
+		t.Fatalf("--version: %+v", r)
+	}
+	r = Run(t, "--help")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "EXIT CODES") || !strings.Contains(r.Stdout, "translate-offsets") {
+		t.Fatalf("--help: %+v", r)
+	}
+	r = Run(t, "verify", "mm2.properties")
+	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "verify: not implemented yet") {
+		t.Fatalf("verify: %+v", r)
+	}
+	r = Run(t, "--bogus")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "bogus") {
+		t.Fatalf("--bogus: %+v", r)
+	}
+}
+
+// The bed's status command sees the three clusters this run started, and `up` on a running bed
+// is a no-op that still reports every cluster ready.
+func TestTestbedStatusAndIdempotentUp(t *testing.T) {
+	testbed.Attach(t)
+	out := testbed.Script(t, "status")
+	for _, c := range []string{"A running", "B running", "C running"} {
+		if !strings.Contains(out, c) {
+			t.Fatalf("status lacks %q:\n%s", c, out)
+		}
+	}
+	out = testbed.Script(t, "up")
+	for _, c := range []string{"A 127.0.0.1:19092 cluster_id=", "B 127.0.0.1:29092", "C 127.0.0.1:39092", "already running"} {
+		if !strings.Contains(out, c) {
+			t.Fatalf("second up lacks %q:\n%s", c, out)
+		}
+	}
+}

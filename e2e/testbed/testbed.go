@@ -1,0 +1,252 @@
+// Package testbed attaches Go tests to the real Apache Kafka clusters started by
+// scripts/testbed.sh (A 127.0.0.1:19092, B :29092, C :39092). It gives each test unique topic and
+// group names, produce/consume helpers built on kmm's own librdkafka adapter, Eventually with
+// deadlines instead of sleeps, and on failure prints the clusters' addresses and broker log
+// tails. Tests skip when the bed is down unless KMM_REQUIRE_TESTBED=1 (set by `make test`), in
+// which case they fail.
+package testbed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// Cluster is one test-bed cluster.
+type Cluster struct {
+	Name      string // A, B or C
+	Bootstrap string // PLAINTEXT listener (super user)
+	SASL      string // SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-512)
+	SSL       string // SSL listener (client certificate required)
+}
+
+// Bed is the set of clusters.
+type Bed struct {
+	A, B, C Cluster
+	Dir     string // test bed directory (.testbed)
+}
+
+var (
+	attachOnce sync.Once
+	attachErr  error
+	theBed     *Bed
+)
+
+// Root returns the repository root (the directory holding go.mod).
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+func cluster(name string, base int) Cluster {
+	return Cluster{Name: name,
+		Bootstrap: fmt.Sprintf("127.0.0.1:%d", base),
+		SASL:      fmt.Sprintf("127.0.0.1:%d", base+2),
+		SSL:       fmt.Sprintf("127.0.0.1:%d", base+3)}
+}
+
+// Attach returns the running bed, or skips (fails under KMM_REQUIRE_TESTBED=1) when any
+// cluster does not answer.
+func Attach(t testing.TB) *Bed {
+	t.Helper()
+	attachOnce.Do(func() {
+		dir := os.Getenv("KMM_TESTBED_DIR")
+		if dir == "" {
+			dir = filepath.Join(Root(), ".testbed")
+		}
+		b := &Bed{A: cluster("A", 19092), B: cluster("B", 29092), C: cluster("C", 39092), Dir: dir}
+		for _, c := range []Cluster{b.A, b.B, b.C} {
+			if err := ping(c.Bootstrap); err != nil {
+				attachErr = fmt.Errorf("test bed cluster %s (%s) not reachable: %v (start it with `make testbed-up`)", c.Name, c.Bootstrap, err)
+				return
+			}
+		}
+		theBed = b
+	})
+	if attachErr != nil {
+		if os.Getenv("KMM_REQUIRE_TESTBED") == "1" {
+			t.Fatal(attachErr)
+		}
+		t.Skip(attachErr)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			theBed.dumpLogs(t)
+		}
+	})
+	return theBed
+}
+
+func ping(bootstrap string) error {
+	a, err := rdkafka.NewAdmin("ping", rdkafka.Config{"bootstrap.servers": bootstrap})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	_, err = a.Ping(context.Background(), 5*time.Second)
+	return err
+}
+
+// Clusters lists A, B and C.
+func (b *Bed) Clusters() []Cluster { return []Cluster{b.A, b.B, b.C} }
+
+func (b *Bed) dumpLogs(t testing.TB) {
+	for _, c := range b.Clusters() {
+		t.Logf("cluster %s: %s (SASL %s, SSL %s)\n--- tail of broker log ---\n%s", c.Name, c.Bootstrap, c.SASL, c.SSL, b.LogTail(c.Name, 30))
+	}
+}
+
+// LogTail returns the last n lines of a cluster's broker log.
+func (b *Bed) LogTail(name string, n int) string {
+	data, err := os.ReadFile(filepath.Join(b.Dir, name, "logs", "broker.log"))
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// Unique returns a name unique to this test and run: prefix-testname-random.
+func Unique(t testing.TB, prefix string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := unsafeChars.ReplaceAllString(t.Name(), "_")
+	if len(name) > 40 {
+		name = name[len(name)-40:]
+	}
+	return fmt.Sprintf("%s-%s-%s", prefix, strings.ToLower(name), hex.EncodeToString(b[:]))
+}
+
+// Eventually calls f until it returns nil or timeout passes, then fails with f's last error.
+func Eventually(t testing.TB, timeout time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	wait := 20 * time.Millisecond
+	var err error
+	for {
+		if err = f(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %v", timeout, err)
+		}
+		time.Sleep(wait)
+		if wait < 500*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+// Config returns librdkafka settings for the cluster's PLAINTEXT listener.
+func (c Cluster) Config() rdkafka.Config { return rdkafka.Config{"bootstrap.servers": c.Bootstrap} }
+
+// Admin returns an admin client closed at test end.
+func (c Cluster) Admin(t testing.TB) *rdkafka.Admin {
+	t.Helper()
+	a, err := rdkafka.NewAdmin("cluster "+c.Name, c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+// CreateTopic creates a topic and waits until its metadata is visible.
+func (c Cluster) CreateTopic(t testing.TB, name string, partitions int, configs map[string]string) {
+	t.Helper()
+	a := c.Admin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := a.CreateTopics(ctx, []rdkafka.NewTopic{{Name: name, Partitions: partitions, RF: 1, Configs: configs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res[name]; err != nil {
+		t.Fatalf("create topic %s on %s: %v", name, c.Name, err)
+	}
+	Eventually(t, 15*time.Second, func() error {
+		ts, err := a.ListTopics(ctx)
+		if err != nil {
+			return err
+		}
+		if ts[name].Partitions != partitions {
+			return fmt.Errorf("topic %s has %d partitions, want %d", name, ts[name].Partitions, partitions)
+		}
+		return nil
+	})
+	t.Cleanup(func() { _ = a.DeleteTopics(context.Background(), name) })
+}
+
+// Produce sends records and waits for all acknowledgements; it returns their offsets.
+func (c Cluster) Produce(t testing.TB, recs []rdkafka.Record) []int64 {
+	t.Helper()
+	p, err := rdkafka.NewProducer("cluster "+c.Name, rdkafka.Config{"bootstrap.servers": c.Bootstrap, "linger.ms": "5", "enable.idempotence": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	offs, err := p.ProduceSync(ctx, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return offs
+}
+
+// ConsumeN reads partitions 0..partitions-1 of topic from the beginning until it has n records
+// or timeout passes (then fails). Extra records arriving in the same poll are returned too.
+func (c Cluster) ConsumeN(t testing.TB, topic string, partitions int, n int, timeout time.Duration) []rdkafka.Record {
+	t.Helper()
+	cons, err := rdkafka.NewConsumer("cluster "+c.Name, rdkafka.Config{"bootstrap.servers": c.Bootstrap, "fetch.queue.backoff.ms": "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	start := map[rdkafka.TP]int64{}
+	for p := 0; p < partitions; p++ {
+		start[rdkafka.TP{Topic: topic, Partition: int32(p)}] = int64(rdkafka.Earliest)
+	}
+	if err := cons.Assign(start); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var out []rdkafka.Record
+	for len(out) < n {
+		recs, err := cons.Poll(ctx, 10000, 200*time.Millisecond)
+		if err != nil {
+			t.Fatalf("consume %s from %s after %d/%d records: %v", topic, c.Name, len(out), n, err)
+		}
+		out = append(out, recs...)
+	}
+	return out
+}
+
+// Script runs scripts/testbed.sh with args and returns its combined output.
+func Script(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(Root(), "scripts", "testbed.sh"), args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("testbed.sh %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}

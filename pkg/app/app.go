@@ -1,0 +1,239 @@
+// Package app is kmm's command-line front: the urfave/cli application, global flags, the signal
+// context and the one table that maps errors to exit codes. Nothing else in kmm calls os.Exit.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/pkg/buildinfo"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// Exit codes. Documented in `kmm --help` and README; ExitCode is the only mapping.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 2
+	ExitCheckFailed = 3
+	ExitUnreachable = 4
+	ExitInterrupted = 130
+)
+
+// exitCodeHelp is printed by `kmm --help`.
+const exitCodeHelp = `EXIT CODES:
+   0    ok
+   1    runtime failure (also: command not implemented yet)
+   2    usage or configuration error (nothing was written to any cluster)
+   3    check failed (verify mismatch, lag over threshold, unhealthy flow, refused precondition)
+   4    cluster unreachable, or authentication/TLS failure
+   130  interrupted (SIGINT/SIGTERM)
+`
+
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if errors.Is(err, context.Canceled) && kerr.KindOf(err) == kerr.Failure {
+		return ExitInterrupted
+	}
+	switch kerr.KindOf(err) {
+	case kerr.Usage:
+		return ExitUsage
+	case kerr.CheckFailed:
+		return ExitCheckFailed
+	case kerr.Unreachable:
+		return ExitUnreachable
+	case kerr.Interrupted:
+		return ExitInterrupted
+	default:
+		return ExitFailure
+	}
+}
+
+// Main runs kmm with args (args[0] is the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, io *iostreams.IOStreams) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, args, io)
+}
+
+// Run is Main without signal handling (tests).
+func Run(ctx context.Context, args []string, io *iostreams.IOStreams) int {
+	a := newApp(io)
+	err := a.RunContext(ctx, reorderArgs(a, args))
+	if err != nil {
+		printError(io, err)
+	}
+	return ExitCode(err)
+}
+
+func printError(io *iostreams.IOStreams, err error) {
+	msg := err.Error()
+	if kerr.KindOf(err) == kerr.NotImplemented {
+		fmt.Fprintf(io.ErrOut, "kmm: %s\n", msg)
+		return
+	}
+	fmt.Fprintf(io.ErrOut, "kmm: error: %s\n", msg)
+	if h := kerr.HintOf(err); h != "" {
+		for _, line := range strings.Split(h, "\n") {
+			fmt.Fprintf(io.ErrOut, "  hint: %s\n", line)
+		}
+	}
+}
+
+// VersionString is what `kmm --version` prints.
+func VersionString() string {
+	_, rdk := rdkafka.LibraryVersion()
+	return fmt.Sprintf("kmm %s (commit %s, %s, librdkafka %s)", buildinfo.Version, buildinfo.Commit, runtime.Version(), rdk)
+}
+
+func newApp(io *iostreams.IOStreams) *cli.App {
+	f := &Factory{IO: io}
+	a := &cli.App{
+		Name:                 "kmm",
+		Usage:                "failover-focused Kafka cross-cluster replication, MirrorMaker 2 compatible",
+		UsageText:            "kmm [global options] command [command options] [arguments...]",
+		HideVersion:          true,
+		Writer:               io.Out,
+		ErrWriter:            io.ErrOut,
+		EnableBashCompletion: false,
+		ExitErrHandler:       func(*cli.Context, error) {}, // never let urfave/cli call os.Exit
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Usage: "print kmm, Go and librdkafka versions"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text or json"},
+			&cli.StringFlag{Name: "color", Value: "auto", Usage: "auto, always or never (NO_COLOR is honoured)"},
+		},
+		Before: func(c *cli.Context) error {
+			switch m := c.String("color"); m {
+			case "auto", "always", "never":
+				io.SetColorMode(m)
+			default:
+				return kerr.New(kerr.Usage, "--color must be auto, always or never, not %q", m)
+			}
+			f.LogLevel, f.LogFormat = c.String("log-level"), c.String("log-format")
+			return f.validateLogging()
+		},
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				fmt.Fprintln(io.Out, VersionString())
+				return nil
+			}
+			if c.Args().Len() > 0 {
+				return kerr.WithHint(kerr.New(kerr.Usage, "unknown command %q", c.Args().First()), "run 'kmm --help' for the list of commands")
+			}
+			return cli.ShowAppHelp(c)
+		},
+		OnUsageError: usageError,
+		Commands:     commands(f),
+	}
+	cli.AppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodeHelp
+	return a
+}
+
+func usageError(_ *cli.Context, err error, _ bool) error {
+	return kerr.WithHint(kerr.Wrap(kerr.Usage, err), "run 'kmm --help' or 'kmm COMMAND --help'")
+}
+
+// reorderArgs lets flags follow positional arguments (MirrorMaker's own order:
+// `kmm replicate mm2.properties --clusters B`). urfave/cli v2 stops parsing flags at the first
+// positional argument, so flags found after it are moved before it. "--" ends reordering.
+func reorderArgs(a *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	// Global flags stay before the command.
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		out = append(out, args[i])
+		if takesValue(a.Flags, args[i]) && i+1 < len(args) {
+			out = append(out, args[i+1])
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return out
+	}
+	cmd := a.Command(args[i])
+	if cmd == nil {
+		return append(out, args[i:]...)
+	}
+	out = append(out, args[i])
+	i++
+	// Descend into subcommands (kmm config check ...).
+	for i < len(args) && len(cmd.Subcommands) > 0 {
+		sub := findSub(cmd, args[i])
+		if sub == nil {
+			break
+		}
+		out = append(out, args[i])
+		cmd = sub
+		i++
+	}
+	var flags, pos []string
+	for ; i < len(args); i++ {
+		s := args[i]
+		if s == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(s, "-") && s != "-" {
+			flags = append(flags, s)
+			if takesValue(cmd.Flags, s) && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, s)
+	}
+	out = append(out, flags...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out
+}
+
+func findSub(c *cli.Command, name string) *cli.Command {
+	for _, s := range c.Subcommands {
+		if s.HasName(name) {
+			return s
+		}
+	}
+	return nil
+}
+
+// takesValue reports whether the flag token s names a flag that needs a separate value.
+func takesValue(flags []cli.Flag, s string) bool {
+	if strings.Contains(s, "=") {
+		return false
+	}
+	name := strings.TrimLeft(s, "-")
+	for _, fl := range flags {
+		for _, n := range fl.Names() {
+			if n != name {
+				continue
+			}
+			if bf, ok := fl.(*cli.BoolFlag); ok && bf != nil {
+				return false
+			}
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+package app
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+)
+
+func run(args ...string) (int, string, string) {
+	io, _, out, errOut := iostreams.Test()
+	code := Run(context.Background(), append([]string{"kmm"}, args...), io)
+	return code, out.String(), errOut.String()
+}
+
+func TestHelpListsCommandsAndExitCodes(t *testing.T) {
+	code, out, _ := run("--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"replicate", "status", "lag", "translate-offsets", "failover", "failback", "verify", "config",
+		"EXIT CODES", "130  interrupted", "4    cluster unreachable"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := run("--version")
+	if code != 0 || !strings.HasPrefix(out, "kmm ") || !strings.Contains(out, "librdkafka 2.11.1") || !strings.Contains(out, "go1.") {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+}
+
+func TestNotImplementedExits1WithoutOutput(t *testing.T) {
+	for _, c := range []string{"replicate", "status", "lag", "translate-offsets", "failover", "failback", "verify"} {
+		code, out, errOut := run(c, "x.properties")
+		if code != 1 || out != "" || !strings.Contains(errOut, "not implemented yet") {
+			t.Errorf("%s: exit %d stdout %q stderr %q", c, code, out, errOut)
+		}
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{{"--no-such-flag"}, {"frobnicate"}, {"--color", "pink", "lag"}, {"--log-level", "loud", "lag"}} {
+		code, out, errOut := run(args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		if strings.Contains(out, "error") {
+			t.Errorf("%v: error text on stdout: %q", args, out)
+		}
+	}
+}
+
+func TestExitCodeTable(t *testing.T) {
+	cases := map[int]error{
+		0: nil, 1: kerr.New(kerr.Failure, "x"), 2: kerr.New(kerr.Usage, "x"), 3: kerr.New(kerr.CheckFailed, "x"),
+		4: kerr.New(kerr.Unreachable, "x"), 130: kerr.New(kerr.Interrupted, "x"),
+	}
+	for want, err := range cases {
+		if got := ExitCode(err); got != want {
+			t.Errorf("ExitCode(%v) = %d, want %d", err, got, want)
+		}
+	}
+	if ExitCode(context.Canceled) != 130 {
+		t.Error("context.Canceled should map to 130")
+	}
+}
+
+func TestReorderArgs(t *testing.T) {
+	a := &cli.App{Flags: []cli.Flag{&cli.StringFlag{Name: "log-level"}}, Commands: []*cli.Command{{
+		Name: "config", Subcommands: []*cli.Command{{Name: "check", Flags: []cli.Flag{
+			&cli.StringFlag{Name: "clusters"}, &cli.StringFlag{Name: "output", Aliases: []string{"o"}}, &cli.BoolFlag{Name: "strict"}}}}}}}
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"kmm", "--log-level", "debug", "config", "check", "mm2.properties", "--clusters", "B", "-o", "json", "--strict"},
+			[]string{"kmm", "--log-level", "debug", "config", "check", "--clusters", "B", "-o", "json", "--strict", "--", "mm2.properties"}},
+		{[]string{"kmm", "config", "check", "--clusters=B", "a", "--", "--weird-file"},
+			[]string{"kmm", "config", "check", "--clusters=B", "--", "a", "--weird-file"}},
+		{[]string{"kmm", "unknown", "x", "--y"}, []string{"kmm", "unknown", "x", "--y"}},
+	} {
+		if got := reorderArgs(a, c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("reorder(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

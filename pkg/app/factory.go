@@ -1,0 +1,52 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+)
+
+// Factory hands commands their dependencies lazily: IO streams, logger, and (later) config and
+// cluster clients. Commands get everything through it; there are no package-level globals.
+type Factory struct {
+	IO        *iostreams.IOStreams
+	LogLevel  string
+	LogFormat string
+	logger    *slog.Logger
+}
+
+func (f *Factory) validateLogging() error {
+	if _, err := parseLevel(f.LogLevel); err != nil {
+		return err
+	}
+	if f.LogFormat != "text" && f.LogFormat != "json" {
+		return kerr.New(kerr.Usage, "--log-format must be text or json, not %q", f.LogFormat)
+	}
+	return nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, kerr.New(kerr.Usage, "--log-level must be debug, info, warn or error, not %q", s)
+	}
+	return l, nil
+}
+
+// Logger returns the process logger (stderr, slog).
+func (f *Factory) Logger() *slog.Logger {
+	if f.logger != nil {
+		return f.logger
+	}
+	lvl, _ := parseLevel(f.LogLevel)
+	var w io.Writer = f.IO.ErrOut
+	opts := &slog.HandlerOptions{Level: lvl}
+	if f.LogFormat == "json" {
+		f.logger = slog.New(slog.NewJSONHandler(w, opts))
+	} else {
+		f.logger = slog.New(slog.NewTextHandler(w, opts))
+	}
+	return f.logger
+}

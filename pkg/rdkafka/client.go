@@ -1,0 +1,243 @@
+package rdkafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kmmproject/kmm/pkg/kerr"
+)
+
+// Header is a record header.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Record is a record to produce or one that was consumed.
+type Record struct {
+	Topic     string
+	Partition int32 // produce: -1 lets the partitioner choose
+	Offset    int64 // consumed records only
+	Key       []byte
+	Value     []byte
+	Headers   []Header
+	Timestamp time.Time
+}
+
+// Producer wraps a librdkafka producer and always drains its delivery reports.
+type Producer struct {
+	p    *kafka.Producer
+	name string
+}
+
+// NewProducer creates a producer for one cluster.
+func NewProducer(name string, cfg Config) (*Producer, error) {
+	p, err := kafka.NewProducer(cfg.configMap(failFast))
+	if err != nil {
+		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid producer configuration: %w", name, err))
+	}
+	pr := &Producer{p: p, name: name}
+	go func() {
+		// Drain events that carry no per-message channel (client-level errors, logs) so Flush
+		// never waits on an unread queue (librdkafka-notes gotcha 1).
+		for range p.Events() {
+		}
+	}()
+	return pr, nil
+}
+
+// Close flushes (up to 10 s) and closes the producer.
+func (p *Producer) Close() {
+	p.p.Flush(10_000)
+	p.p.Close()
+}
+
+func toMessage(r *Record) *kafka.Message {
+	t := r.Topic
+	m := &kafka.Message{
+		TopicPartition: kafka.TopicPartition{Topic: &t, Partition: r.Partition},
+		Key:            r.Key,
+		Value:          r.Value,
+		Timestamp:      r.Timestamp,
+	}
+	if len(r.Headers) > 0 {
+		m.Headers = make([]kafka.Header, len(r.Headers))
+		for i, h := range r.Headers {
+			m.Headers[i] = kafka.Header{Key: h.Key, Value: h.Value}
+		}
+	}
+	return m
+}
+
+// ProduceSync sends recs and waits until every one is acknowledged or failed. It retries on a
+// full local queue instead of dropping. It returns the assigned offsets in input order.
+func (p *Producer) ProduceSync(ctx context.Context, recs []Record) ([]int64, error) {
+	deliveries := make(chan kafka.Event, 4096)
+	offsets := make([]int64, len(recs))
+	pending := 0
+	var firstErr error
+	collect := func(ev kafka.Event) {
+		m, ok := ev.(*kafka.Message)
+		if !ok {
+			return
+		}
+		pending--
+		idx := m.Opaque.(int)
+		if m.TopicPartition.Error != nil {
+			if firstErr == nil {
+				firstErr = Classify(fmt.Errorf("%s: produce to %s[%d]: %w", p.name, *m.TopicPartition.Topic, m.TopicPartition.Partition, m.TopicPartition.Error))
+			}
+			offsets[idx] = -1
+			return
+		}
+		offsets[idx] = int64(m.TopicPartition.Offset)
+	}
+	for i := range recs {
+		m := toMessage(&recs[i])
+		m.Opaque = i
+		for {
+			err := p.p.Produce(m, deliveries)
+			if err == nil {
+				pending++
+				break
+			}
+			var ke kafka.Error
+			if errors.As(err, &ke) && ke.Code() == kafka.ErrQueueFull {
+				select {
+				case ev := <-deliveries:
+					collect(ev)
+				case <-time.After(50 * time.Millisecond):
+				case <-ctx.Done():
+					return offsets, ctx.Err()
+				}
+				continue
+			}
+			return offsets, fmt.Errorf("%s: produce: %w", p.name, err)
+		}
+		// Keep the delivery channel from filling up.
+		for len(deliveries) > 0 {
+			collect(<-deliveries)
+		}
+	}
+	for pending > 0 {
+		select {
+		case ev := <-deliveries:
+			collect(ev)
+		case <-ctx.Done():
+			return offsets, ctx.Err()
+		}
+	}
+	return offsets, firstErr
+}
+
+// Consumer wraps a librdkafka consumer used in assign mode (no group management).
+type Consumer struct {
+	c    *kafka.Consumer
+	name string
+}
+
+// NewConsumer creates a consumer. group.id defaults to a throwaway id since librdkafka
+// requires one even in assign mode; commits are off unless the caller enables them.
+func NewConsumer(name string, cfg Config) (*Consumer, error) {
+	extra := map[string]string{"group.id": "kmm-assign", "enable.auto.commit": "false", "enable.auto.offset.store": "false",
+		"enable.partition.eof": "false", "go.logs.channel.enable": "false"}
+	for k, v := range failFast {
+		extra[k] = v
+	}
+	c, err := kafka.NewConsumer(cfg.configMap(extra))
+	if err != nil {
+		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid consumer configuration: %w", name, err))
+	}
+	return &Consumer{c: c, name: name}, nil
+}
+
+// Close closes the consumer.
+func (c *Consumer) Close() { _ = c.c.Close() }
+
+// Assign starts reading the given partitions at the given offsets (or Earliest/Latest).
+func (c *Consumer) Assign(start map[TP]int64) error {
+	parts := make([]kafka.TopicPartition, 0, len(start))
+	for tp, off := range start {
+		t := tp.Topic
+		o := kafka.Offset(off)
+		switch OffsetSpec(off) {
+		case Earliest:
+			o = kafka.OffsetBeginning
+		case Latest:
+			o = kafka.OffsetEnd
+		}
+		parts = append(parts, kafka.TopicPartition{Topic: &t, Partition: tp.Partition, Offset: o})
+	}
+	if err := c.c.Assign(parts); err != nil {
+		return fmt.Errorf("%s: assign: %w", c.name, err)
+	}
+	return nil
+}
+
+// Poll returns up to max records, waiting at most wait for the first one.
+func (c *Consumer) Poll(ctx context.Context, max int, wait time.Duration) ([]Record, error) {
+	var out []Record
+	deadline := time.Now().Add(wait)
+	for len(out) < max {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		ms := 0
+		if len(out) == 0 {
+			ms = int(time.Until(deadline).Milliseconds())
+			if ms <= 0 {
+				return out, nil
+			}
+			if ms > 100 {
+				ms = 100
+			}
+		}
+		ev := c.c.Poll(ms)
+		switch e := ev.(type) {
+		case nil:
+			if len(out) > 0 {
+				return out, nil
+			}
+		case *kafka.Message:
+			if e.TopicPartition.Error != nil {
+				return out, Classify(fmt.Errorf("%s: consume: %w", c.name, e.TopicPartition.Error))
+			}
+			r := Record{Topic: *e.TopicPartition.Topic, Partition: e.TopicPartition.Partition, Offset: int64(e.TopicPartition.Offset),
+				Key: e.Key, Value: e.Value, Timestamp: e.Timestamp}
+			for _, h := range e.Headers {
+				r.Headers = append(r.Headers, Header{Key: h.Key, Value: h.Value})
+			}
+			out = append(out, r)
+		case kafka.Error:
+			if e.IsFatal() {
+				return out, Classify(fmt.Errorf("%s: consumer: %w", c.name, e))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Subscribe joins the consumer group set by group.id and subscribes to topics.
+func (c *Consumer) Subscribe(topics ...string) error {
+	if err := c.c.SubscribeTopics(topics, nil); err != nil {
+		return fmt.Errorf("%s: subscribe: %w", c.name, err)
+	}
+	return nil
+}
+
+// Commit commits the given offsets for the consumer's group.
+func (c *Consumer) Commit(offsets map[TP]int64) error {
+	parts := make([]kafka.TopicPartition, 0, len(offsets))
+	for tp, off := range offsets {
+		t := tp.Topic
+		parts = append(parts, kafka.TopicPartition{Topic: &t, Partition: tp.Partition, Offset: kafka.Offset(off)})
+	}
+	if _, err := c.c.CommitOffsets(parts); err != nil {
+		return Classify(fmt.Errorf("%s: commit: %w", c.name, err))
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package rdkafka
+
+import (
+	"context"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+// GroupListing is one group from ListGroups.
+type GroupListing struct {
+	ID     string
+	State  string // Empty, Stable, PreparingRebalance, CompletingRebalance, Dead, Unknown
+	Simple bool
+}
+
+// ListGroups lists the cluster's consumer groups.
+func (a *Admin) ListGroups(ctx context.Context) ([]GroupListing, error) {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	res, err := a.a.ListConsumerGroups(ctx)
+	if err != nil {
+		return nil, a.wrap("list groups", err)
+	}
+	if len(res.Errors) > 0 {
+		return nil, a.wrap("list groups", res.Errors[0])
+	}
+	out := make([]GroupListing, 0, len(res.Valid))
+	for _, g := range res.Valid {
+		out = append(out, GroupListing{ID: g.GroupID, State: g.State.String(), Simple: g.IsSimpleConsumerGroup})
+	}
+	return out, nil
+}
+
+// GroupDescription describes one group.
+type GroupDescription struct {
+	ID      string
+	State   string
+	Members int
+	Err     error
+}
+
+// DescribeGroups describes groups (state and member count).
+func (a *Admin) DescribeGroups(ctx context.Context, ids ...string) ([]GroupDescription, error) {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	res, err := a.a.DescribeConsumerGroups(ctx, ids)
+	if err != nil {
+		return nil, a.wrap("describe groups", err)
+	}
+	out := make([]GroupDescription, 0, len(res.ConsumerGroupDescriptions))
+	for _, d := range res.ConsumerGroupDescriptions {
+		gd := GroupDescription{ID: d.GroupID, State: d.State.String(), Members: len(d.Members)}
+		if d.Error.Code() != kafka.ErrNoError {
+			gd.Err = d.Error
+		}
+		out = append(out, gd)
+	}
+	return out, nil
+}
+
+// TP is a topic partition.
+type TP struct {
+	Topic     string
+	Partition int32
+}
+
+// OffsetMeta is a committed offset with its metadata.
+type OffsetMeta struct {
+	Offset   int64 // -1: none committed
+	Metadata string
+}
+
+// ListGroupOffsets returns the committed offsets of a group (all partitions it has).
+func (a *Admin) ListGroupOffsets(ctx context.Context, group string) (map[TP]OffsetMeta, error) {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	res, err := a.a.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{Group: group}}, kafka.SetAdminRequireStableOffsets(false))
+	if err != nil {
+		return nil, a.wrap("list offsets of group "+group, err)
+	}
+	out := map[TP]OffsetMeta{}
+	for _, g := range res.ConsumerGroupsTopicPartitions {
+		for _, p := range g.Partitions {
+			if p.Error != nil {
+				return nil, a.wrap("list offsets of group "+group, p.Error)
+			}
+			m := ""
+			if p.Metadata != nil {
+				m = *p.Metadata
+			}
+			out[TP{Topic: *p.Topic, Partition: p.Partition}] = OffsetMeta{Offset: int64(p.Offset), Metadata: m}
+		}
+	}
+	return out, nil
+}
+
+// AlterGroupOffsets commits offsets for a group that has no active members.
+func (a *Admin) AlterGroupOffsets(ctx context.Context, group string, offsets map[TP]OffsetMeta) error {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	parts := make([]kafka.TopicPartition, 0, len(offsets))
+	for tp, om := range offsets {
+		topic, md := tp.Topic, om.Metadata
+		parts = append(parts, kafka.TopicPartition{Topic: &topic, Partition: tp.Partition, Offset: kafka.Offset(om.Offset), Metadata: &md})
+	}
+	res, err := a.a.AlterConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}})
+	if err != nil {
+		return a.wrap("alter offsets of group "+group, err)
+	}
+	for _, g := range res.ConsumerGroupsTopicPartitions {
+		for _, p := range g.Partitions {
+			if p.Error != nil {
+				return a.wrap("alter offsets of group "+group, p.Error)
+			}
+		}
+	}
+	return nil
+}
+
+// OffsetSpec selects which offset ListOffsets returns.
+type OffsetSpec int64
+
+// Offset specs; any value ≥ 0 is a timestamp in epoch milliseconds.
+const (
+	Earliest     OffsetSpec = -2
+	Latest       OffsetSpec = -1
+	MaxTimestamp OffsetSpec = -3
+)
+
+// OffsetResult is an offset with the timestamp the broker returned (-1 when none).
+type OffsetResult struct {
+	Offset    int64
+	Timestamp int64
+}
+
+// ListOffsets returns, per partition, the offset for spec (earliest, latest, or the first offset
+// whose timestamp ≥ spec when spec is a timestamp).
+func (a *Admin) ListOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map[TP]OffsetResult, error) {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(tps))
+	var s kafka.OffsetSpec
+	switch spec {
+	case Earliest:
+		s = kafka.EarliestOffsetSpec
+	case Latest:
+		s = kafka.LatestOffsetSpec
+	case MaxTimestamp:
+		s = kafka.MaxTimestampOffsetSpec
+	default:
+		s = kafka.NewOffsetSpecForTimestamp(int64(spec))
+	}
+	for _, tp := range tps {
+		t := tp.Topic
+		req[kafka.TopicPartition{Topic: &t, Partition: tp.Partition}] = s
+	}
+	res, err := a.a.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
+	if err != nil {
+		return nil, a.wrap("list offsets", err)
+	}
+	out := make(map[TP]OffsetResult, len(res.ResultInfos))
+	for tp, info := range res.ResultInfos {
+		if info.Error.Code() != kafka.ErrNoError {
+			return nil, a.wrap("list offsets "+*tp.Topic, info.Error)
+		}
+		out[TP{Topic: *tp.Topic, Partition: tp.Partition}] = OffsetResult{Offset: int64(info.Offset), Timestamp: info.Timestamp}
+	}
+	return out, nil
+}

@@ -1,0 +1,336 @@
+// Package rdkafka is kmm's only importer of confluent-kafka-go (librdkafka). It builds clients
+// from plain librdkafka property maps, drains delivery reports, classifies errors into kmm's
+// error kinds, and exposes the admin operations later commands need as plain Go types. It must
+// not read configuration files, print, or decide policy.
+package rdkafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kmmproject/kmm/pkg/kerr"
+)
+
+// LibraryVersion returns librdkafka's version as an int and a string.
+func LibraryVersion() (int, string) { return kafka.LibraryVersion() }
+
+// Config is a librdkafka property map (already translated from Java names).
+type Config map[string]string
+
+func (c Config) configMap(extra map[string]string) *kafka.ConfigMap {
+	m := kafka.ConfigMap{}
+	for k, v := range c {
+		m[k] = typed(k, v)
+	}
+	for k, v := range extra {
+		if _, set := m[k]; !set {
+			m[k] = typed(k, v)
+		}
+	}
+	return &m
+}
+
+// typed converts the Go client's own "go.*" properties, which must not be strings.
+func typed(k, v string) kafka.ConfigValue {
+	if !strings.HasPrefix(k, "go.") {
+		return v
+	}
+	if b, err := strconv.ParseBool(v); err == nil {
+		return b
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return n
+	}
+	return v
+}
+
+// failFast are defaults that make an unreachable cluster fail in seconds instead of hanging.
+var failFast = map[string]string{
+	"socket.connection.setup.timeout.ms": "5000",
+	"reconnect.backoff.max.ms":           "2000",
+}
+
+// Classify maps a librdkafka error to a kmm error kind: unreachable/auth/TLS → kerr.Unreachable,
+// context cancellation stays as is, everything else → kerr.Failure. The message is kept.
+func Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var ke kafka.Error
+	if errors.As(err, &ke) {
+		switch ke.Code() {
+		case kafka.ErrAllBrokersDown, kafka.ErrTransport, kafka.ErrResolve, kafka.ErrTimedOut,
+			kafka.ErrAuthentication, kafka.ErrSaslAuthenticationFailed, kafka.ErrSsl,
+			kafka.ErrClusterAuthorizationFailed, kafka.ErrTopicAuthorizationFailed,
+			kafka.ErrGroupAuthorizationFailed:
+			return kerr.Wrap(kerr.Unreachable, err)
+		}
+	}
+	return err
+}
+
+// IsCode reports whether err is a librdkafka error with the given code name, e.g.
+// "TOPIC_ALREADY_EXISTS" (kafka.ErrorCode.String()).
+func IsCode(err error, code kafka.ErrorCode) bool {
+	var ke kafka.Error
+	return errors.As(err, &ke) && ke.Code() == code
+}
+
+// Admin wraps a librdkafka admin client.
+type Admin struct {
+	a       *kafka.AdminClient
+	timeout time.Duration
+	name    string
+}
+
+// NewAdmin creates an admin client for one cluster. name labels errors ("cluster A").
+func NewAdmin(name string, cfg Config) (*Admin, error) {
+	a, err := kafka.NewAdminClient(cfg.configMap(failFast))
+	if err != nil {
+		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))
+	}
+	return &Admin{a: a, timeout: 30 * time.Second, name: name}, nil
+}
+
+// Close releases the client.
+func (a *Admin) Close() { a.a.Close() }
+
+// Name is the label given at creation.
+func (a *Admin) Name() string { return a.name }
+
+func (a *Admin) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, a.timeout)
+}
+
+func (a *Admin) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return Classify(fmt.Errorf("%s: %s: %w", a.name, op, err))
+}
+
+// Ping asks for cluster metadata and returns the cluster id. An unreachable cluster gives a
+// kerr.Unreachable error within timeout.
+func (a *Admin) Ping(ctx context.Context, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, err := a.a.ClusterID(ctx)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "", kerr.WithHint(kerr.New(kerr.Unreachable, "%s: no answer within %s (%v)", a.name, timeout, err),
+				"check bootstrap.servers, the network path and the security settings of this cluster")
+		}
+		return "", a.wrap("cluster id", err)
+	}
+	return id, nil
+}
+
+// TopicInfo describes one topic.
+type TopicInfo struct {
+	Name       string
+	Partitions int
+	RF         int
+	Internal   bool
+}
+
+// ListTopics returns all topics of the cluster (metadata request).
+func (a *Admin) ListTopics(ctx context.Context) (map[string]TopicInfo, error) {
+	tmo := a.timeout
+	if d, ok := ctx.Deadline(); ok {
+		tmo = time.Until(d)
+	}
+	md, err := a.a.GetMetadata(nil, true, int(tmo.Milliseconds()))
+	if err != nil {
+		return nil, a.wrap("metadata", err)
+	}
+	out := make(map[string]TopicInfo, len(md.Topics))
+	for name, t := range md.Topics {
+		if t.Error.Code() == kafka.ErrUnknownTopicOrPart {
+			continue
+		}
+		rf := 0
+		if len(t.Partitions) > 0 {
+			rf = len(t.Partitions[0].Replicas)
+		}
+		out[name] = TopicInfo{Name: name, Partitions: len(t.Partitions), RF: rf}
+	}
+	return out, nil
+}
+
+// NewTopic is a topic to create.
+type NewTopic struct {
+	Name       string
+	Partitions int
+	RF         int // -1: broker default
+	Configs    map[string]string
+}
+
+// CreateTopics creates topics; per-topic errors are returned in the map (nil = created).
+func (a *Admin) CreateTopics(ctx context.Context, topics []NewTopic) (map[string]error, error) {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	specs := make([]kafka.TopicSpecification, 0, len(topics))
+	for _, t := range topics {
+		specs = append(specs, kafka.TopicSpecification{Topic: t.Name, NumPartitions: t.Partitions, ReplicationFactor: t.RF, Config: t.Configs})
+	}
+	res, err := a.a.CreateTopics(ctx, specs)
+	if err != nil {
+		return nil, a.wrap("create topics", err)
+	}
+	out := map[string]error{}
+	for _, r := range res {
+		if r.Error.Code() != kafka.ErrNoError {
+			out[r.Topic] = r.Error
+		} else {
+			out[r.Topic] = nil
+		}
+	}
+	return out, nil
+}
+
+// ErrTopicExists is the broker's TOPIC_ALREADY_EXISTS.
+func ErrTopicExists(err error) bool { return IsCode(err, kafka.ErrTopicAlreadyExists) }
+
+// CreatePartitions grows a topic to total partitions.
+func (a *Admin) CreatePartitions(ctx context.Context, topic string, total int) error {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	res, err := a.a.CreatePartitions(ctx, []kafka.PartitionsSpecification{{Topic: topic, IncreaseTo: total}})
+	if err != nil {
+		return a.wrap("create partitions", err)
+	}
+	for _, r := range res {
+		if r.Error.Code() != kafka.ErrNoError {
+			return a.wrap("create partitions "+topic, r.Error)
+		}
+	}
+	return nil
+}
+
+// DeleteTopics deletes topics.
+func (a *Admin) DeleteTopics(ctx context.Context, topics ...string) error {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	res, err := a.a.DeleteTopics(ctx, topics)
+	if err != nil {
+		return a.wrap("delete topics", err)
+	}
+	for _, r := range res {
+		if r.Error.Code() != kafka.ErrNoError && r.Error.Code() != kafka.ErrUnknownTopicOrPart {
+			return a.wrap("delete topic "+r.Topic, r.Error)
+		}
+	}
+	return nil
+}
+
+// ConfigSource mirrors Kafka's config entry sources.
+type ConfigSource string
+
+// Config sources as Kafka names them.
+const (
+	SourceDynamicTopic         ConfigSource = "DYNAMIC_TOPIC_CONFIG"
+	SourceDynamicBroker        ConfigSource = "DYNAMIC_BROKER_CONFIG"
+	SourceDynamicDefaultBroker ConfigSource = "DYNAMIC_DEFAULT_BROKER_CONFIG"
+	SourceStaticBroker         ConfigSource = "STATIC_BROKER_CONFIG"
+	SourceDefault              ConfigSource = "DEFAULT_CONFIG"
+	SourceUnknown              ConfigSource = "UNKNOWN"
+)
+
+// ConfigEntry is one described config value.
+type ConfigEntry struct {
+	Name      string
+	Value     string
+	Source    ConfigSource
+	ReadOnly  bool
+	Sensitive bool
+}
+
+func mapSource(s kafka.ConfigSource) ConfigSource {
+	switch s {
+	case kafka.ConfigSourceDynamicTopic:
+		return SourceDynamicTopic
+	case kafka.ConfigSourceDynamicBroker:
+		return SourceDynamicBroker
+	case kafka.ConfigSourceDynamicDefaultBroker:
+		return SourceDynamicDefaultBroker
+	case kafka.ConfigSourceStaticBroker:
+		return SourceStaticBroker
+	case kafka.ConfigSourceDefault:
+		return SourceDefault
+	}
+	return SourceUnknown
+}
+
+// DescribeTopicConfigs returns every config entry of each topic.
+func (a *Admin) DescribeTopicConfigs(ctx context.Context, topics ...string) (map[string]map[string]ConfigEntry, error) {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	rs := make([]kafka.ConfigResource, 0, len(topics))
+	for _, t := range topics {
+		rs = append(rs, kafka.ConfigResource{Type: kafka.ResourceTopic, Name: t})
+	}
+	res, err := a.a.DescribeConfigs(ctx, rs)
+	if err != nil {
+		return nil, a.wrap("describe configs", err)
+	}
+	out := map[string]map[string]ConfigEntry{}
+	for _, r := range res {
+		if r.Error.Code() != kafka.ErrNoError {
+			return nil, a.wrap("describe configs of "+r.Name, r.Error)
+		}
+		m := map[string]ConfigEntry{}
+		for name, e := range r.Config {
+			m[name] = ConfigEntry{Name: name, Value: e.Value, Source: mapSource(e.Source), ReadOnly: e.IsReadOnly, Sensitive: e.IsSensitive}
+		}
+		out[r.Name] = m
+	}
+	return out, nil
+}
+
+// ConfigOp is one incremental config change: Delete=true removes the override.
+type ConfigOp struct {
+	Name   string
+	Value  string
+	Delete bool
+}
+
+// IncrementalAlterTopicConfigs applies ops to topics (IncrementalAlterConfigs, KIP-339).
+func (a *Admin) IncrementalAlterTopicConfigs(ctx context.Context, ops map[string][]ConfigOp) error {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	rs := make([]kafka.ConfigResource, 0, len(ops))
+	for t, list := range ops {
+		r := kafka.ConfigResource{Type: kafka.ResourceTopic, Name: t}
+		for _, op := range list {
+			e := kafka.ConfigEntry{Name: op.Name, Value: op.Value, IncrementalOperation: kafka.AlterConfigOpTypeSet}
+			if op.Delete {
+				e.IncrementalOperation = kafka.AlterConfigOpTypeDelete
+				e.Value = ""
+			}
+			r.Config = append(r.Config, e)
+		}
+		rs = append(rs, r)
+	}
+	res, err := a.a.IncrementalAlterConfigs(ctx, rs)
+	if err != nil {
+		return a.wrap("incremental alter configs", err)
+	}
+	for _, r := range res {
+		if r.Error.Code() != kafka.ErrNoError {
+			return a.wrap("alter configs of "+r.Name, r.Error)
+		}
+	}
+	return nil
+}
