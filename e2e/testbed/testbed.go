@@ -9,7 +9,10 @@ package testbed
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"fmt"
 	"os"
 	"os/exec"
@@ -249,4 +252,92 @@ func Script(t testing.TB, args ...string) string {
 		t.Fatalf("testbed.sh %v: %v\n%s", args, err, out)
 	}
 	return string(out)
+}
+
+// Digest is a per-partition digest of a topic: record count and a SHA-256 over every record's
+// key, value (null distinct from empty), headers and timestamp, in offset order.
+type Digest struct {
+	Count int
+	Sum   [32]byte
+}
+
+// Digests reads partitions 0..partitions-1 of topic until it holds want[p] records in each
+// (or timeout passes, then fails) and returns the digest per partition.
+func (c Cluster) Digests(t testing.TB, topic string, partitions int, want []int, timeout time.Duration) []Digest {
+	t.Helper()
+	total := 0
+	for _, n := range want {
+		total += n
+	}
+	recs := c.ConsumeN(t, topic, partitions, total, timeout)
+	return DigestRecords(recs, partitions)
+}
+
+// DigestRecords digests records per partition in the order given.
+func DigestRecords(recs []rdkafka.Record, partitions int) []Digest {
+	hs := make([]hash.Hash, partitions)
+	out := make([]Digest, partitions)
+	for i := range hs {
+		hs[i] = sha256.New()
+	}
+	var buf [8]byte
+	wb := func(h hash.Hash, b []byte) {
+		if b == nil {
+			binary.BigEndian.PutUint64(buf[:], ^uint64(0))
+			h.Write(buf[:])
+			return
+		}
+		binary.BigEndian.PutUint64(buf[:], uint64(len(b)))
+		h.Write(buf[:])
+		h.Write(b)
+	}
+	for _, r := range recs {
+		if int(r.Partition) >= partitions {
+			continue
+		}
+		h := hs[r.Partition]
+		out[r.Partition].Count++
+		wb(h, r.Key)
+		wb(h, r.Value)
+		binary.BigEndian.PutUint64(buf[:], uint64(len(r.Headers)))
+		h.Write(buf[:])
+		for _, hd := range r.Headers {
+			wb(h, []byte(hd.Key))
+			wb(h, hd.Value)
+		}
+		binary.BigEndian.PutUint64(buf[:], uint64(r.Timestamp.UnixMilli()))
+		h.Write(buf[:])
+	}
+	for i := range hs {
+		copy(out[i].Sum[:], hs[i].Sum(nil))
+	}
+	return out
+}
+
+// Classpath returns the Java classpath of the bed's Kafka jars.
+func (b *Bed) Classpath(t testing.TB) string {
+	t.Helper()
+	return strings.TrimSpace(Script(t, "classpath"))
+}
+
+// JavaConsole reads up to n records of topic from the beginning with Apache Kafka's own console
+// consumer, formatting them with formatter (e.g. MM2's
+// org.apache.kafka.connect.mirror.formatters.HeartbeatFormatter). It returns the output lines.
+func (b *Bed) JavaConsole(t testing.TB, c Cluster, topic, formatter string, n int) []string {
+	t.Helper()
+	cmd := exec.Command("java", "-cp", b.Classpath(t), "-Dlog4j2.level=WARN",
+		"org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", c.Bootstrap, "--topic", topic,
+		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "20000", "--formatter", formatter)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil && out.Len() == 0 {
+		t.Fatalf("console consumer on %s/%s: %v\n%s", c.Name, topic, err, errOut.String())
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }

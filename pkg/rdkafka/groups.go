@@ -2,6 +2,9 @@ package rdkafka
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
@@ -154,16 +157,50 @@ func (a *Admin) ListOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map
 		t := tp.Topic
 		req[kafka.TopicPartition{Topic: &t, Partition: tp.Partition}] = s
 	}
-	res, err := a.a.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
-	if err != nil {
-		return nil, a.wrap("list offsets", err)
-	}
-	out := make(map[TP]OffsetResult, len(res.ResultInfos))
-	for tp, info := range res.ResultInfos {
-		if info.Error.Code() != kafka.ErrNoError {
-			return nil, a.wrap("list offsets "+*tp.Topic, info.Error)
+	var lastErr error
+	for backoff := 50 * time.Millisecond; ; backoff *= 2 {
+		res, err := a.a.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
+		if err == nil {
+			out := make(map[TP]OffsetResult, len(res.ResultInfos))
+			for tp, info := range res.ResultInfos {
+				if info.Error.Code() != kafka.ErrNoError {
+					err = fmt.Errorf("%s[%d]: %w", *tp.Topic, tp.Partition, info.Error)
+					break
+				}
+				out[TP{Topic: *tp.Topic, Partition: tp.Partition}] = OffsetResult{Offset: int64(info.Offset), Timestamp: info.Timestamp}
+			}
+			if err == nil {
+				return out, nil
+			}
 		}
-		out[TP{Topic: *tp.Topic, Partition: tp.Partition}] = OffsetResult{Offset: int64(info.Offset), Timestamp: info.Timestamp}
+		lastErr = err
+		if !retriable(err) {
+			break
+		}
+		if backoff > time.Second {
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return nil, a.wrap("list offsets", fmt.Errorf("%w (gave up: %v)", lastErr, ctx.Err()))
+		case <-time.After(backoff):
+		}
 	}
-	return out, nil
+	return nil, a.wrap("list offsets", lastErr)
+}
+
+// retriable reports errors that clear up by themselves (leadership moving, metadata not yet
+// propagated after a topic was created, coordinators loading).
+func retriable(err error) bool {
+	var ke kafka.Error
+	if !errors.As(err, &ke) {
+		return false
+	}
+	switch ke.Code() {
+	case kafka.ErrNotLeaderForPartition, kafka.ErrLeaderNotAvailable, kafka.ErrUnknownTopicOrPart,
+		kafka.ErrNotCoordinator, kafka.ErrCoordinatorLoadInProgress, kafka.ErrCoordinatorNotAvailable,
+		kafka.ErrOffsetNotAvailable, kafka.ErrFencedLeaderEpoch, kafka.ErrUnknownLeaderEpoch:
+		return true
+	}
+	return ke.IsRetriable()
 }

@@ -1,0 +1,290 @@
+package rdkafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+// CopyPart is one partition a Copier replicates: records of SrcTopic[Partition] are produced to
+// DstTopic[Partition] in order. State is the caller's per-partition state, handed back on every
+// acknowledgement without any lookup.
+type CopyPart struct {
+	SrcTopic  string
+	DstTopic  string
+	Partition int32
+	State     any
+
+	nextExpected int64 // consumer goroutine only; -1 unknown
+}
+
+// CopyHandler receives a Copier's per-record outcomes. Acked is called on the Copier's single
+// delivery goroutine, in offset order per partition; it must be cheap (no I/O, no locks per
+// call if avoidable).
+type CopyHandler interface {
+	// Acked: the target acknowledged the record from source offset src at target offset dst.
+	Acked(p *CopyPart, src, dst int64, valueBytes int)
+	// Gap: the consumer skipped from offset expected to got (compaction, transaction markers,
+	// or records deleted by retention: the handler decides which). Consumer goroutine.
+	Gap(p *CopyPart, expected, got int64)
+	// Warn: a transient client-level problem on "source" or "target".
+	Warn(side string, err error)
+}
+
+// slot travels with one record through the producer (Message.Opaque) so its delivery report
+// finds its partition and source offset. Slots come in chunks: one allocation per 1024 records.
+type slot struct {
+	p      *CopyPart
+	srcOff int64
+	vlen   int
+}
+
+const slotChunk = 1024
+
+// Copier is one consumer→producer pipeline (an MM2 "task"). Consumer and producer settings are
+// the caller's; the Copier adds what correctness needs (assign mode, no commits, no
+// delivery-report payload copies).
+type Copier struct {
+	name    string
+	cons    *kafka.Consumer
+	prod    *kafka.Producer
+	h       CopyHandler
+	mu      sync.Mutex
+	byTopic map[string][]*CopyPart
+	stop    atomic.Bool
+	fatal   atomic.Pointer[error]
+	calls   chan func()
+	done    chan struct{} // delivery goroutine ended
+	cdone   chan struct{} // consumer goroutine ended
+}
+
+// NewCopier creates a pipeline. consumer and producer are librdkafka settings for the source
+// and target clusters.
+func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, error) {
+	cc := map[string]string{"group.id": "kmm-" + name, "enable.auto.commit": "false", "enable.auto.offset.store": "false",
+		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10"}
+	for k, v := range failFast {
+		cc[k] = v
+	}
+	cons, err := kafka.NewConsumer(consumer.configMap(cc))
+	if err != nil {
+		return nil, fmt.Errorf("%s: invalid source consumer configuration: %w", name, err)
+	}
+	pc := map[string]string{"go.delivery.report.fields": "none"}
+	for k, v := range failFast {
+		pc[k] = v
+	}
+	prod, err := kafka.NewProducer(producer.configMap(pc))
+	if err != nil {
+		cons.Close()
+		return nil, fmt.Errorf("%s: invalid target producer configuration: %w", name, err)
+	}
+	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{},
+		calls: make(chan func(), 16), done: make(chan struct{}), cdone: make(chan struct{})}
+	return c, nil
+}
+
+// Err returns the first fatal error (a record the target rejected, a fatal client error).
+func (c *Copier) Err() error {
+	if e := c.fatal.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (c *Copier) setFatal(err error) { c.fatal.CompareAndSwap(nil, &err) }
+
+// Add starts copying parts; start[i] is the first source offset to copy, or -1 to let the
+// consumer's auto.offset.reset decide.
+func (c *Copier) Add(parts []*CopyPart, start []int64) error {
+	tps := make([]kafka.TopicPartition, 0, len(parts))
+	c.mu.Lock()
+	for i, p := range parts {
+		list := c.byTopic[p.SrcTopic]
+		for int(p.Partition) >= len(list) {
+			list = append(list, nil)
+		}
+		list[p.Partition] = p
+		c.byTopic[p.SrcTopic] = list
+		off := kafka.OffsetInvalid
+		p.nextExpected = -1
+		if start[i] >= 0 {
+			off = kafka.Offset(start[i])
+			p.nextExpected = start[i]
+		}
+		t := p.SrcTopic
+		tps = append(tps, kafka.TopicPartition{Topic: &t, Partition: p.Partition, Offset: off})
+	}
+	c.mu.Unlock()
+	if err := c.cons.IncrementalAssign(tps); err != nil {
+		return Classify(fmt.Errorf("%s: assign: %w", c.name, err))
+	}
+	return nil
+}
+
+// Parts returns the partitions this copier owns.
+func (c *Copier) Parts() []*CopyPart {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*CopyPart
+	for _, l := range c.byTopic {
+		for _, p := range l {
+			if p != nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// OnDeliveryGoroutine runs f on the delivery goroutine, serialised with Acked calls.
+func (c *Copier) OnDeliveryGoroutine(f func()) {
+	select {
+	case c.calls <- f:
+	case <-c.done:
+	}
+}
+
+// Start runs the consumer and delivery goroutines until Drain or ctx ends.
+func (c *Copier) Start(ctx context.Context) {
+	go c.runDeliveries()
+	go c.runConsumer(ctx)
+}
+
+func (c *Copier) runConsumer(ctx context.Context) {
+	defer close(c.cdone)
+	var (
+		chunk    []slot
+		lastTopc string
+		lastList []*CopyPart
+	)
+	for !c.stop.Load() && ctx.Err() == nil {
+		ev := c.cons.Poll(100)
+		if ev == nil {
+			continue
+		}
+		m, ok := ev.(*kafka.Message)
+		if !ok {
+			if e, isErr := ev.(kafka.Error); isErr {
+				if e.IsFatal() {
+					c.setFatal(fmt.Errorf("%s: source consumer: %w", c.name, e))
+					return
+				}
+				c.h.Warn("source", e)
+			}
+			continue
+		}
+		if m.TopicPartition.Error != nil {
+			c.h.Warn("source", fmt.Errorf("consume %s[%d]: %w", *m.TopicPartition.Topic, m.TopicPartition.Partition, m.TopicPartition.Error))
+			continue
+		}
+		part := m.TopicPartition.Partition
+		var p *CopyPart
+		if *m.TopicPartition.Topic == lastTopc && int(part) < len(lastList) {
+			p = lastList[part]
+		}
+		if p == nil {
+			lastTopc = *m.TopicPartition.Topic
+			c.mu.Lock()
+			lastList = c.byTopic[lastTopc]
+			c.mu.Unlock()
+			if int(part) < len(lastList) {
+				p = lastList[part]
+			}
+			if p == nil {
+				continue
+			}
+		}
+		off := int64(m.TopicPartition.Offset)
+		if off != p.nextExpected && p.nextExpected >= 0 && off > p.nextExpected {
+			c.h.Gap(p, p.nextExpected, off)
+		}
+		p.nextExpected = off + 1
+		if len(chunk) == 0 {
+			chunk = make([]slot, slotChunk)
+		}
+		s := &chunk[0]
+		chunk = chunk[1:]
+		s.p, s.srcOff, s.vlen = p, off, len(m.Value)
+		m.TopicPartition = kafka.TopicPartition{Topic: &p.DstTopic, Partition: part}
+		m.Opaque = s
+		for {
+			err := c.prod.Produce(m, nil)
+			if err == nil {
+				break
+			}
+			var ke kafka.Error
+			if errors.As(err, &ke) && ke.Code() == kafka.ErrQueueFull {
+				c.prod.Flush(10) // target slower than source: wait for room, never drop
+				continue
+			}
+			c.setFatal(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, part, err))
+			return
+		}
+	}
+}
+
+func (c *Copier) runDeliveries() {
+	defer close(c.done)
+	events := c.prod.Events()
+	for {
+		select {
+		case f := <-c.calls:
+			f()
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			switch m := ev.(type) {
+			case *kafka.Message:
+				s, ok := m.Opaque.(*slot)
+				if !ok {
+					continue
+				}
+				if m.TopicPartition.Error != nil {
+					c.setFatal(fmt.Errorf("%s: target rejected the record from %s[%d] offset %d: %w",
+						c.name, s.p.SrcTopic, s.p.Partition, s.srcOff, m.TopicPartition.Error))
+					continue
+				}
+				if c.fatal.Load() != nil {
+					continue // never acknowledge past a failed record
+				}
+				c.h.Acked(s.p, s.srcOff, int64(m.TopicPartition.Offset), s.vlen)
+			case kafka.Error:
+				if m.IsFatal() {
+					c.setFatal(fmt.Errorf("%s: target producer: %w", c.name, m))
+					continue
+				}
+				c.h.Warn("target", m)
+			}
+		}
+	}
+}
+
+// Drain stops fetching and waits up to timeout until every produced record is acknowledged.
+// It reports whether everything was acknowledged.
+func (c *Copier) Drain(timeout time.Duration) bool {
+	c.stop.Store(true)
+	deadline := time.Now().Add(timeout)
+	for c.prod.Len() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		c.prod.Flush(100)
+	}
+	return true
+}
+
+// Close closes both clients. Call after Start (and normally after Drain).
+func (c *Copier) Close() {
+	c.stop.Store(true)
+	<-c.cdone
+	_ = c.cons.Close()
+	c.prod.Close()
+	<-c.done
+}

@@ -1,0 +1,56 @@
+package replicator
+
+import "time"
+
+// EventType names what happened.
+type EventType string
+
+// Event types. The CLI renders them as log lines or NDJSON.
+const (
+	EvStarted        EventType = "flow_started"
+	EvTopicCreated   EventType = "topic_created"
+	EvPartitionsGrew EventType = "partitions_added"
+	EvTopicAdded     EventType = "topic_added"
+	EvConfigsSynced  EventType = "configs_synced"
+	EvACLsSynced     EventType = "acls_synced"
+	EvRetentionGap   EventType = "retention_gap"
+	EvResumed        EventType = "resumed"
+	EvProgress       EventType = "progress"
+	EvWarning        EventType = "warning"
+	EvError          EventType = "error"
+	EvDraining       EventType = "draining"
+	EvStopped        EventType = "flow_stopped"
+)
+
+// Event is one thing the engine reports. Fields unused by a type are zero.
+type Event struct {
+	Time      time.Time `json:"time"`
+	Type      EventType `json:"type"`
+	Flow      string    `json:"flow"`
+	Topic     string    `json:"topic,omitempty"`
+	Remote    string    `json:"remote_topic,omitempty"`
+	Partition *int32    `json:"partition,omitempty"`
+	From      *int64    `json:"from_offset,omitempty"`
+	To        *int64    `json:"to_offset,omitempty"`
+	Count     int64     `json:"count,omitempty"`
+	Message   string    `json:"message,omitempty"`
+
+	Records   int64 `json:"records,omitempty"`
+	Bytes     int64 `json:"bytes,omitempty"`
+	Topics    int   `json:"topics,omitempty"`
+	Parts     int   `json:"partitions,omitempty"`
+	LagRecord int64 `json:"lag_records,omitempty"`
+}
+
+// Sink receives events. It must not block for long: the engine calls it from its control
+// goroutines, never from the per-record path.
+type Sink interface{ Emit(Event) }
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event)
+
+// Emit calls f.
+func (f SinkFunc) Emit(e Event) { f(e) }
+
+func i32(v int32) *int32 { return &v }
+func i64(v int64) *int64 { return &v }

@@ -1,0 +1,67 @@
+package replicator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/mm2wire"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// heartbeater emits MM2 heartbeats for the pair (S,T) into T's heartbeats topic, one record
+// every emit.heartbeats.interval.seconds, keyed (S,T) so compaction keeps one per pair.
+type heartbeater struct {
+	e      *engine
+	prod   *rdkafka.Producer
+	topic  string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newHeartbeater(ctx context.Context, e *engine) (*heartbeater, error) {
+	f := e.flow
+	topic := f.Policy.HeartbeatsTopic()
+	if _, err := ensureTopic(ctx, e.tgt, topic, 1, f.HeartbeatsRF, map[string]string{"cleanup.policy": "compact"}, "heartbeats.topic.replication.factor"); err != nil {
+		return nil, err
+	}
+	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer)
+	if err != nil {
+		return nil, err
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h := &heartbeater{e: e, prod: p, topic: topic, cancel: cancel, done: make(chan struct{})}
+	go h.run(hctx)
+	return h, nil
+}
+
+func (h *heartbeater) run(ctx context.Context) {
+	defer close(h.done)
+	f := h.e.flow
+	t := time.NewTicker(f.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		hb := mm2wire.Heartbeat{SourceClusterAlias: f.Source, TargetClusterAlias: f.Target, Timestamp: now.UnixMilli()}
+		key, err := hb.AppendKey(nil)
+		if err == nil {
+			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_, err = h.prod.ProduceSync(sctx, []rdkafka.Record{{Topic: h.topic, Partition: 0, Key: key, Value: hb.AppendValue(nil), Timestamp: time.UnixMilli(hb.Timestamp)}})
+			cancel()
+		}
+		if err != nil && ctx.Err() == nil {
+			h.e.warnLimited("heartbeat", fmt.Sprintf("heartbeat to %s on %s: %v", h.topic, f.Target, err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (h *heartbeater) close() {
+	h.cancel()
+	<-h.done
+	h.prod.Close()
+}

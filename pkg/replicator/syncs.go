@@ -1,0 +1,135 @@
+package replicator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/kmmproject/kmm/pkg/mm2wire"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// syncWriter emits offset syncs with MM2's rules (3.7+ OffsetSyncWriter): a sync is due for the
+// first record of a partition, when translation would lag by offset.lag.max or more, on a gap
+// in source offsets, or when the target offset went backwards; other acknowledged positions are
+// kept as "delayed" and promoted at every commit so quiet topics reach exact translation.
+// Pending syncs keep only the newest per partition; at most 10 are in flight.
+type syncWriter struct {
+	e     *engine
+	prod  *rdkafka.Producer
+	topic string
+
+	mu      sync.Mutex
+	pending map[*pstate][2]int64
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newSyncWriter(ctx context.Context, e *engine) (*syncWriter, error) {
+	f := e.flow
+	admin, other, pcfg := e.src, f.Target, f.SourceProducer
+	if f.OffsetSyncsOnTarget {
+		admin, other, pcfg = e.tgt, f.Source, f.TargetProducer
+	}
+	topic := f.Policy.OffsetSyncsTopic(other)
+	if _, err := ensureTopic(ctx, admin, topic, 1, f.OffsetSyncsRF, map[string]string{"cleanup.policy": "compact"}, "offset-syncs.topic.replication.factor"); err != nil {
+		return nil, err
+	}
+	cfg := rdkafka.Config{}
+	for k, v := range pcfg {
+		cfg[k] = v
+	}
+	cfg["acks"] = "all"
+	p, err := rdkafka.NewProducer(admin.Name(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := &syncWriter{e: e, prod: p, topic: topic, pending: map[*pstate][2]int64{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run(ctx)
+	return w, nil
+}
+
+// onAck runs on the delivery goroutine that owns ps.
+func (w *syncWriter) onAck(ps *pstate, up, down int64) {
+	lagMax := w.e.flow.OffsetLagMax
+	due := !ps.syncStarted || down-(ps.lastSyncDown+1) >= lagMax || up-ps.prevUp != 1 || down < ps.prevDown
+	ps.syncStarted = true
+	ps.prevUp, ps.prevDown = up, down
+	if !due {
+		ps.delayedUp, ps.delayedDown, ps.hasDelayed = up, down, true
+		return
+	}
+	ps.lastSyncDown = down
+	ps.hasDelayed = false
+	w.queue(ps, up, down)
+}
+
+// promote runs on the delivery goroutine that owns ps.
+func (w *syncWriter) promote(ps *pstate) {
+	if !ps.hasDelayed {
+		return
+	}
+	ps.hasDelayed = false
+	w.queue(ps, ps.delayedUp, ps.delayedDown)
+}
+
+func (w *syncWriter) queue(ps *pstate, up, down int64) {
+	w.mu.Lock()
+	w.pending[ps] = [2]int64{up, down}
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *syncWriter) run(ctx context.Context) {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.wake:
+			w.flush(ctx)
+		}
+	}
+}
+
+// flush writes every pending sync, ten at a time.
+func (w *syncWriter) flush(ctx context.Context) {
+	w.mu.Lock()
+	pend := w.pending
+	w.pending = map[*pstate][2]int64{}
+	w.mu.Unlock()
+	batch := make([]rdkafka.Record, 0, 10)
+	send := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if _, err := w.prod.ProduceSync(context.WithoutCancel(ctx), batch); err != nil {
+			w.e.warnLimited("offsetsync", fmt.Sprintf("writing offset syncs to %s: %v", w.topic, err))
+		}
+		batch = batch[:0]
+	}
+	for ps, s := range pend {
+		os := mm2wire.OffsetSync{Topic: ps.p.SrcTopic, Partition: ps.p.Partition, UpstreamOffset: s[0], DownstreamOffset: s[1]}
+		k, err := os.AppendKey(nil)
+		if err != nil {
+			w.e.warnLimited("offsetsync-key", fmt.Sprintf("offset sync for %s: %v", ps.p.SrcTopic, err))
+			continue
+		}
+		batch = append(batch, rdkafka.Record{Topic: w.topic, Partition: 0, Key: k, Value: os.AppendValue(nil)})
+		if len(batch) == 10 {
+			send()
+		}
+	}
+	send()
+}
+
+func (w *syncWriter) close() {
+	close(w.stop)
+	<-w.done
+	w.prod.Close()
+}

@@ -1,0 +1,287 @@
+package replicator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// pstate is one replicated partition's state. acked and the counters are written by the
+// delivery goroutine and read by the control loop; the offset-sync fields belong to the
+// delivery goroutine; stored belongs to the control loop.
+type pstate struct {
+	p *rdkafka.CopyPart
+
+	acked                atomic.Int64 // last source offset acknowledged by T (-1: none)
+	records, bytes, gaps atomic.Int64
+
+	stored int64
+
+	syncStarted            bool
+	prevUp, prevDown       int64
+	lastSyncDown           int64
+	delayedUp, delayedDown int64
+	hasDelayed             bool
+}
+
+func newPState(src, remote string, part int32) *pstate {
+	ps := &pstate{stored: -1, prevUp: -1, prevDown: -1, lastSyncDown: -1}
+	ps.p = &rdkafka.CopyPart{SrcTopic: src, DstTopic: remote, Partition: part, State: ps}
+	ps.acked.Store(-1)
+	return ps
+}
+
+// ensureTopic creates a topic if it does not exist. It returns whether it created it.
+func ensureTopic(ctx context.Context, a *rdkafka.Admin, name string, partitions, rf int, configs map[string]string, rfKey string) (bool, error) {
+	ts, err := a.ListTopics(ctx)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := ts[name]; ok {
+		return false, nil
+	}
+	res, err := a.CreateTopics(ctx, []rdkafka.NewTopic{{Name: name, Partitions: partitions, RF: rf, Configs: configs}})
+	if err != nil {
+		return false, err
+	}
+	if err := res[name]; err != nil && !rdkafka.ErrTopicExists(err) {
+		err = fmt.Errorf("%s: creating topic %s (replication factor %d): %w", a.Name(), name, rf, err)
+		if rfKey != "" {
+			err = kerr.WithHint(err, fmt.Sprintf("if the cluster has fewer brokers than %d, set %s (use -1 for the broker default)", rf, rfKey))
+		}
+		return false, err
+	}
+	return true, waitPartitions(ctx, a, name, partitions)
+}
+
+func waitPartitions(ctx context.Context, a *rdkafka.Admin, name string, n int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ts, err := a.ListTopics(ctx)
+		if err == nil && ts[name].Partitions >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: topic %s did not show %d partitions within 30s (last error: %v)", a.Name(), name, n, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// syncableEntry applies MM2's entry filter for topic config sync: drop read-only, sensitive,
+// static-broker and excluded entries.
+func (e *engine) syncableEntry(c rdkafka.ConfigEntry) bool {
+	return !c.ReadOnly && !c.Sensitive && c.Source != rdkafka.SourceStaticBroker && !e.flow.ConfigExcluded(c.Name)
+}
+
+// creationConfigs: non-default entries that pass the filter (plus defaults with
+// use.defaults.from=source).
+func (e *engine) creationConfigs(entries map[string]rdkafka.ConfigEntry) map[string]string {
+	out := map[string]string{}
+	for name, c := range entries {
+		if !e.syncableEntry(c) {
+			continue
+		}
+		if c.Source == rdkafka.SourceDefault && !e.flow.UseDefaultsFromSource {
+			continue
+		}
+		out[name] = c.Value
+	}
+	return out
+}
+
+// refreshTopics discovers selected source topics and partitions, creates or grows their remote
+// topics on the target, and starts copying partitions not yet copied. It returns how many
+// partitions it started.
+func (e *engine) refreshTopics(ctx context.Context) (int, error) {
+	f := e.flow
+	ctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
+	defer cancel()
+	srcTopics, err := e.src.ListTopics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	tgtTopics, err := e.tgt.ListTopics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var selected []string
+	for t := range srcTopics {
+		if f.Selected(t) {
+			selected = append(selected, t)
+		}
+	}
+	sort.Strings(selected)
+
+	var create []string
+	for _, t := range selected {
+		remote := f.Policy.FormatRemoteTopic(f.Source, t)
+		if _, ok := tgtTopics[remote]; !ok {
+			create = append(create, t)
+		}
+	}
+	if len(create) > 0 {
+		cfgs, err := e.src.DescribeTopicConfigs(ctx, create...)
+		if err != nil {
+			return 0, err
+		}
+		specs := make([]rdkafka.NewTopic, 0, len(create))
+		for _, t := range create {
+			specs = append(specs, rdkafka.NewTopic{Name: f.Policy.FormatRemoteTopic(f.Source, t), Partitions: srcTopics[t].Partitions,
+				RF: f.ReplicationFactor, Configs: e.creationConfigs(cfgs[t])})
+		}
+		res, err := e.tgt.CreateTopics(ctx, specs)
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range specs {
+			if err := res[s.Name]; err != nil && !rdkafka.ErrTopicExists(err) {
+				return 0, kerr.WithHint(fmt.Errorf("flow %s: creating %s on %s: %w", f.Name(), s.Name, f.Target, err),
+					"check replication.factor (the target needs that many brokers; -1 uses the broker default) and that kmm may create topics on the target")
+			}
+			e.emit(Event{Type: EvTopicCreated, Remote: s.Name, Parts: s.Partitions, Message: fmt.Sprintf("created %s on %s with %d partitions", s.Name, f.Target, s.Partitions)})
+		}
+	}
+	started := 0
+	for _, t := range selected {
+		remote := f.Policy.FormatRemoteTopic(f.Source, t)
+		n := srcTopics[t].Partitions
+		if have := tgtTopics[remote].Partitions; have > 0 && have < n {
+			if err := e.tgt.CreatePartitions(ctx, remote, n); err != nil {
+				e.warnLimited("grow-"+remote, fmt.Sprintf("growing %s on %s to %d partitions: %v", remote, f.Target, n, err))
+				continue
+			}
+			e.emit(Event{Type: EvPartitionsGrew, Remote: remote, Parts: n, Message: fmt.Sprintf("%s on %s grown from %d to %d partitions", remote, f.Target, have, n)})
+		}
+		have := len(e.parts[t])
+		if have >= n {
+			continue
+		}
+		if err := waitPartitions(ctx, e.tgt, remote, n); err != nil {
+			return started, err
+		}
+		e.remote[t] = remote
+		per := make([][]*rdkafka.CopyPart, len(e.copiers))
+		starts := make([][]int64, len(e.copiers))
+		for p := have; p < n; p++ {
+			ps := newPState(t, remote, int32(p))
+			e.parts[t] = append(e.parts[t], ps)
+			start := int64(-1)
+			if off, ok := e.resume[rdkafka.TP{Topic: t, Partition: int32(p)}]; ok && off >= 0 {
+				start = off + 1
+				ps.stored = off
+				ps.acked.Store(off)
+			}
+			i := e.nextCop % len(e.copiers)
+			e.nextCop++
+			per[i] = append(per[i], ps.p)
+			starts[i] = append(starts[i], start)
+			started++
+		}
+		for i, c := range e.copiers {
+			if len(per[i]) > 0 {
+				if err := c.Add(per[i], starts[i]); err != nil {
+					return started, err
+				}
+			}
+		}
+		if have > 0 {
+			e.emit(Event{Type: EvTopicAdded, Topic: t, Remote: remote, Parts: n, Message: fmt.Sprintf("now copying %d partitions of %s", n, t)})
+		}
+	}
+	return started, nil
+}
+
+// syncConfigs applies MM2's incremental topic config sync (KIP-894 rules) to every replicated
+// topic: SET non-default entries, DELETE source defaults (SET with use.defaults.from=source),
+// never touch excluded properties.
+func (e *engine) syncConfigs(ctx context.Context) {
+	f := e.flow
+	ctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
+	defer cancel()
+	topics := make([]string, 0, len(e.remote))
+	for t := range e.remote {
+		topics = append(topics, t)
+	}
+	if len(topics) == 0 {
+		return
+	}
+	sort.Strings(topics)
+	cfgs, err := e.src.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		e.warnLimited("configsync", fmt.Sprintf("config sync: describing source configs: %v", err))
+		return
+	}
+	ops := map[string][]rdkafka.ConfigOp{}
+	for _, t := range topics {
+		for name, c := range cfgs[t] {
+			if !e.syncableEntry(c) {
+				continue
+			}
+			if c.Source == rdkafka.SourceDefault && !f.UseDefaultsFromSource {
+				ops[e.remote[t]] = append(ops[e.remote[t]], rdkafka.ConfigOp{Name: name, Delete: true})
+				continue
+			}
+			ops[e.remote[t]] = append(ops[e.remote[t]], rdkafka.ConfigOp{Name: name, Value: c.Value})
+		}
+	}
+	if err := e.tgt.IncrementalAlterTopicConfigs(ctx, ops); err != nil {
+		e.warnLimited("configsync", fmt.Sprintf("config sync: %v", err))
+		return
+	}
+	e.emit(Event{Type: EvConfigsSynced, Topics: len(ops)})
+}
+
+// syncACLs copies LITERAL topic ACLs of replicated topics to their remote topics: ALLOW WRITE
+// is dropped (only kmm writes remote topics), ALLOW ALL becomes ALLOW READ, the rest is copied.
+// Additive only: nothing is ever removed on the target.
+func (e *engine) syncACLs(ctx context.Context) {
+	f := e.flow
+	ctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
+	defer cancel()
+	acls, err := e.src.DescribeTopicACLs(ctx)
+	if err != nil {
+		e.warnLimited("aclsync", fmt.Sprintf("ACL sync: %v", err))
+		return
+	}
+	var out []rdkafka.ACL
+	for _, b := range acls {
+		if !strings.EqualFold(b.ResourceType, "TOPIC") || !strings.EqualFold(b.PatternType, "LITERAL") {
+			continue
+		}
+		if allow(b) && isOp(b, "WRITE") {
+			continue
+		}
+		if !f.Selected(b.ResourceName) {
+			continue
+		}
+		nb := b
+		nb.ResourceType, nb.PatternType = "TOPIC", "LITERAL"
+		nb.ResourceName = f.Policy.FormatRemoteTopic(f.Source, b.ResourceName)
+		if allow(b) && isOp(b, "ALL") {
+			nb.Operation = "READ"
+		}
+		out = append(out, nb)
+	}
+	if len(out) == 0 {
+		return
+	}
+	if err := e.tgt.CreateACLs(ctx, out); err != nil {
+		e.warnLimited("aclsync", fmt.Sprintf("ACL sync: %v", err))
+		return
+	}
+	e.emit(Event{Type: EvACLsSynced, Count: int64(len(out))})
+}
+
+func allow(b rdkafka.ACL) bool           { return strings.EqualFold(b.Permission, "ALLOW") }
+func isOp(b rdkafka.ACL, op string) bool { return strings.EqualFold(b.Operation, op) }
