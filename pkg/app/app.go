@@ -140,6 +140,7 @@ func newApp(io *iostreams.IOStreams) *cli.App {
 		Commands:     commands(f),
 	}
 	cli.AppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodeHelp
+	setUsageError(a.Commands)
 	return a
 }
 
@@ -236,4 +237,14 @@ func takesValue(flags []cli.Flag, s string) bool {
 		}
 	}
 	return false
+}
+
+// setUsageError makes flag errors of every (sub)command a usage error (exit 2).
+func setUsageError(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if c.OnUsageError == nil {
+			c.OnUsageError = usageError
+		}
+		setUsageError(c.Subcommands)
+	}
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/kmmproject/kmm/pkg/cmd/configcmd"
+	"github.com/kmmproject/kmm/pkg/cmd/replicatecmd"
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
@@ -10,14 +12,14 @@ import (
 // print fake output.
 func commands(f *Factory) []*cli.Command {
 	return []*cli.Command{
-		notYet("replicate", "run the replication flows of an MM2 properties file until stopped"),
+		replicatecmd.Command(f.IO, f.Logger),
 		notYet("status", "show the health of each replication flow"),
 		notYet("lag", "show replication lag and consumer lag on both sides"),
 		notYet("translate-offsets", "translate consumer group offsets from source to target"),
 		notYet("failover", "plan and execute a failover to the target cluster"),
 		notYet("failback", "plan and execute a failback to the original cluster"),
 		notYet("verify", "compare source and target topics record by record"),
-		configCommand(f),
+		configcmd.Command(f.IO),
 	}
 }
 
@@ -29,17 +31,5 @@ func notYet(name, usage string) *cli.Command {
 		Action: func(*cli.Context) error {
 			return kerr.New(kerr.NotImplemented, "%s: not implemented yet", name)
 		},
-	}
-}
-
-func configCommand(f *Factory) *cli.Command {
-	return &cli.Command{
-		Name:  "config",
-		Usage: "check and explain MM2 properties files",
-		Subcommands: []*cli.Command{
-			notYet("check", "validate an MM2 properties file and print the resolved flows"),
-			notYet("explain", "show every effective setting and where it came from"),
-		},
-		OnUsageError: usageError,
 	}
 }

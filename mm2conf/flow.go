@@ -1,0 +1,325 @@
+package mm2conf
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Settings are a flow's typed effective connector settings (Kafka 4.1.1
+// names and defaults).
+type Settings struct {
+	Enabled bool
+
+	Topics                  []string
+	TopicsExclude           []string
+	Groups                  []string
+	GroupsExclude           []string
+	ConfigPropertiesExclude []string
+
+	ReplicationPolicyClass string
+	// ReplicationPolicySeparator is read raw (untrimmed), as
+	// DefaultReplicationPolicy.configure does; "." unless set.
+	ReplicationPolicySeparator string
+	// InternalTopicSeparatorEnabled is honoured only when the separator is
+	// set (Boolean.parseBoolean, raw).
+	InternalTopicSeparatorEnabled bool
+	// InternalSeparator is the separator used in MM2's internal topic names
+	// (checkpoints, offset syncs): the separator if it is set and the flag is
+	// on, else ".".
+	InternalSeparator string
+
+	TasksMax                          int
+	ReplicationFactor                 int
+	OffsetSyncsTopicReplicationFactor int16
+	CheckpointsTopicReplicationFactor int16
+	HeartbeatsTopicReplicationFactor  int16
+	OffsetSyncsTopicLocation          string // "source" or "target"
+	OffsetLagMax                      int64
+	EmitOffsetSyncs                   bool
+	HeartbeatsReplication             bool
+
+	RefreshTopics            bool
+	RefreshTopicsInterval    time.Duration
+	RefreshGroups            bool
+	RefreshGroupsInterval    time.Duration
+	SyncTopicConfigs         bool
+	SyncTopicConfigsInterval time.Duration
+	SyncTopicACLs            bool
+	SyncTopicACLsInterval    time.Duration
+	EmitCheckpoints          bool
+	EmitCheckpointsInterval  time.Duration
+	SyncGroupOffsets         bool
+	SyncGroupOffsetsInterval time.Duration
+	EmitHeartbeats           bool
+	EmitHeartbeatsInterval   time.Duration
+	ConsumerPollTimeout      time.Duration
+	AdminTimeout             time.Duration
+
+	// UseDefaultsFrom is "source" or "target" (any other value acts as target).
+	UseDefaultsFrom string
+}
+
+// Features says what a flow does.
+type Features struct {
+	// Data: MirrorSourceConnector replicates records.
+	Data bool
+	// Checkpoints: MirrorCheckpointConnector emits checkpoints.
+	Checkpoints bool
+	// GroupOffsetSync: translated offsets are written to the target's groups.
+	GroupOffsetSync bool
+	// Heartbeats: MirrorHeartbeatConnector emits heartbeats into the target
+	// (it has no `enabled` check, so heartbeats-only herders emit too).
+	Heartbeats bool
+	// TopicConfigSync, ACLSync, OffsetSyncs: as their keys say, for enabled flows.
+	TopicConfigSync bool
+	ACLSync         bool
+	OffsetSyncs     bool
+	// OffsetSyncsLocation is "source" or "target".
+	OffsetSyncsLocation string
+	RefreshTopics       bool
+	RefreshGroups       bool
+}
+
+// flowExtraKeys are connector-level keys that are not in MM2's ConfigDefs
+// but that kmm reports with their defaults.
+var flowExtraKeys = []keyDef{
+	{Name: "use.defaults.from", Type: "STRING", Default: "target"},
+	{Name: "exactly.once.support", Type: "STRING", Default: "requested"},
+}
+
+func (c *Config) buildFlow(f *Flow, sink *diagSink) {
+	f.Connector = c.b.connectorConfig(f.Source, f.Target)
+	f.Worker = c.b.workerConfig(f.Source, f.Target)
+	c.resolveProps(f.Connector, sink)
+	c.resolveProps(f.Worker, sink)
+
+	conn := f.Connector
+	bad := false
+	typed := func(key string) (Value, keyDef, bool) {
+		k := connectorKeyIndex[key]
+		var def keyDef
+		if k != nil {
+			def = keyDef{Name: k.Name, Type: k.Type, Default: k.Default, NullDefault: !k.HasDefault}
+		} else {
+			for _, d := range flowExtraKeys {
+				if d.Name == key {
+					def = d
+				}
+			}
+		}
+		v, ok := conn[key]
+		if !ok {
+			return defaultValue(def.Default, "default"), def, false
+		}
+		if err := checkTyped(def.Type, v.Resolved()); err != nil {
+			shown := v.Resolved()
+			if v.FromProvider {
+				shown = v.Raw
+			}
+			sink.err("type", v.Origin.Pos, v.Origin.Key, typedError(key, shown, err), "")
+			bad = true
+			return defaultValue(def.Default, "default"), def, false
+		}
+		return v, def, true
+	}
+	getBool := func(key string) bool {
+		v, _, _ := typed(key)
+		b, _ := ParseBool(v.Resolved())
+		return b
+	}
+	getLong := func(key string) int64 {
+		v, _, _ := typed(key)
+		n, _ := ParseLong(v.Resolved())
+		return n
+	}
+	getList := func(key string) []string {
+		v, _, _ := typed(key)
+		return ParseList(v.Resolved())
+	}
+	getString := func(key string) string {
+		v, _, _ := typed(key)
+		return javaTrim(v.Resolved())
+	}
+	secs := func(key string) time.Duration { return time.Duration(getLong(key)) * time.Second }
+	ms := func(key string) time.Duration { return time.Duration(getLong(key)) * time.Millisecond }
+
+	s := &f.Settings
+	s.Enabled = getBool("enabled")
+	f.Enabled = s.Enabled
+
+	// Legacy *.blacklist aliases: applied when the .exclude key is absent.
+	excl := func(key string) []string {
+		alias := ""
+		for a, k := range blacklistAliases {
+			if k == key {
+				alias = a
+			}
+		}
+		if _, has := conn[key]; !has {
+			if v, ok := conn[alias]; ok {
+				return ParseList(v.Resolved())
+			}
+		}
+		return getList(key)
+	}
+	s.Topics = getList("topics")
+	s.TopicsExclude = excl("topics.exclude")
+	s.Groups = getList("groups")
+	s.GroupsExclude = excl("groups.exclude")
+	s.ConfigPropertiesExclude = excl("config.properties.exclude")
+
+	s.ReplicationPolicyClass = getString("replication.policy.class")
+	s.ReplicationPolicySeparator = "."
+	s.InternalTopicSeparatorEnabled = true
+	s.InternalSeparator = "."
+	if v, ok := conn["replication.policy.separator"]; ok {
+		s.ReplicationPolicySeparator = v.Resolved()
+		if iv, ok := conn["replication.policy.internal.topic.separator.enabled"]; ok {
+			s.InternalTopicSeparatorEnabled = JavaParseBoolean(iv.Resolved())
+		}
+		if s.InternalTopicSeparatorEnabled {
+			s.InternalSeparator = s.ReplicationPolicySeparator
+		}
+		if s.ReplicationPolicySeparator != javaTrim(s.ReplicationPolicySeparator) {
+			sink.warn("separator-whitespace", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("replication.policy.separator = %q contains whitespace, which MM2 keeps (it reads the separator untrimmed)", s.ReplicationPolicySeparator), "remove the whitespace unless you really want it in topic names")
+		}
+		if s.ReplicationPolicySeparator == "" {
+			sink.err("separator-empty", v.Origin.Pos, v.Origin.Key, "replication.policy.separator is empty", "")
+		}
+	}
+	_, _, _ = typed("replication.policy.internal.topic.separator.enabled")
+
+	s.TasksMax = int(getLong("tasks.max"))
+	s.ReplicationFactor = int(getLong("replication.factor"))
+	s.OffsetSyncsTopicReplicationFactor = int16(getLong("offset-syncs.topic.replication.factor"))
+	s.CheckpointsTopicReplicationFactor = int16(getLong("checkpoints.topic.replication.factor"))
+	s.HeartbeatsTopicReplicationFactor = int16(getLong("heartbeats.topic.replication.factor"))
+	s.OffsetSyncsTopicLocation = getString("offset-syncs.topic.location")
+	s.OffsetLagMax = getLong("offset.lag.max")
+	s.EmitOffsetSyncs = getBool("emit.offset-syncs.enabled")
+	s.HeartbeatsReplication = getBool("heartbeats.replication.enabled")
+	s.RefreshTopics = getBool("refresh.topics.enabled")
+	s.RefreshTopicsInterval = secs("refresh.topics.interval.seconds")
+	s.RefreshGroups = getBool("refresh.groups.enabled")
+	s.RefreshGroupsInterval = secs("refresh.groups.interval.seconds")
+	s.SyncTopicConfigs = getBool("sync.topic.configs.enabled")
+	s.SyncTopicConfigsInterval = secs("sync.topic.configs.interval.seconds")
+	s.SyncTopicACLs = getBool("sync.topic.acls.enabled")
+	s.SyncTopicACLsInterval = secs("sync.topic.acls.interval.seconds")
+	s.EmitCheckpoints = getBool("emit.checkpoints.enabled")
+	s.EmitCheckpointsInterval = secs("emit.checkpoints.interval.seconds")
+	s.SyncGroupOffsets = getBool("sync.group.offsets.enabled")
+	s.SyncGroupOffsetsInterval = secs("sync.group.offsets.interval.seconds")
+	s.EmitHeartbeats = getBool("emit.heartbeats.enabled")
+	s.EmitHeartbeatsInterval = secs("emit.heartbeats.interval.seconds")
+	s.ConsumerPollTimeout = ms("consumer.poll.timeout.ms")
+	s.AdminTimeout = ms("admin.timeout.ms")
+	s.UseDefaultsFrom = getString("use.defaults.from")
+
+	// Type-check every other known key that is present.
+	for k := range conn {
+		if ck := connectorKeyIndex[k]; ck != nil && !ck.Security {
+			typed(k)
+		}
+	}
+
+	// Effective listing: every non-security connector key + extras.
+	for _, k := range connectorKeyNames {
+		ck := connectorKeyIndex[k]
+		if ck.Security {
+			continue
+		}
+		v, ok := conn[k]
+		if !ok {
+			rule := "default (" + strings.Join(ck.Connectors, ", ") + ")"
+			if !ck.HasDefault {
+				continue
+			}
+			v = defaultValue(ck.Default, rule)
+		}
+		f.Effective = append(f.Effective, Setting{Key: k, Value: v, Type: ck.Type})
+	}
+	for _, d := range flowExtraKeys {
+		v, ok := conn[d.Name]
+		if !ok {
+			v = defaultValue(d.Default, "default")
+		}
+		f.Effective = append(f.Effective, Setting{Key: d.Name, Value: v, Type: d.Type})
+	}
+	sortSettings(f.Effective)
+
+	c.checkFlow(f, sink)
+	c.compileFilters(f, sink)
+	if bad {
+		return
+	}
+
+	// Features.
+	ft := &f.Features
+	ft.Heartbeats = s.EmitHeartbeats
+	ft.OffsetSyncsLocation = s.OffsetSyncsTopicLocation
+	if f.Enabled {
+		ft.Data = true
+		ft.TopicConfigSync = s.SyncTopicConfigs
+		ft.ACLSync = s.SyncTopicACLs
+		ft.OffsetSyncs = s.EmitOffsetSyncs
+		ft.RefreshTopics = s.RefreshTopics
+		ft.RefreshGroups = s.RefreshGroups
+		ft.Checkpoints = s.EmitCheckpoints && s.EmitOffsetSyncs
+		ft.GroupOffsetSync = ft.Checkpoints && s.SyncGroupOffsets
+	}
+	c.clientDiags(f, sink)
+}
+
+func sortSettings(s []Setting) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Key < s[j-1].Key; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// compileFilters builds the three filters, reporting bad regexes at the
+// line of the key that supplied the list.
+func (c *Config) compileFilters(f *Flow, sink *diagSink) {
+	conn := f.Connector
+	origin := func(key string) (Pos, string) {
+		if v, ok := conn[key]; ok {
+			return v.Origin.Pos, v.Origin.Key
+		}
+		for a, k := range blacklistAliases {
+			if k == key {
+				if v, ok := conn[a]; ok {
+					return v.Origin.Pos, v.Origin.Key
+				}
+			}
+		}
+		return Pos{}, key
+	}
+	build := func(incKey, excKey string, inc, exc []string) *Filter {
+		flt, err := CompileFilter(inc, exc)
+		if err == nil {
+			return flt
+		}
+		var fe *FilterError
+		if errors.As(err, &fe) {
+			key := incKey
+			if fe.List == "exclude" {
+				key = excKey
+			}
+			pos, wkey := origin(key)
+			hint := fe.Err.Hint
+			if hint == "" {
+				hint = "MM2 joins the list entries with '|' and needs the whole name to match (Java regex syntax)"
+			}
+			sink.err("regex", pos, wkey, fmt.Sprintf("%s: %s", key, fe.Err.Error()), hint)
+		}
+		return nil
+	}
+	s := f.Settings
+	f.TopicFilter = build("topics", "topics.exclude", s.Topics, s.TopicsExclude)
+	f.GroupFilter = build("groups", "groups.exclude", s.Groups, s.GroupsExclude)
+	f.ConfigPropertyFilter = build("config.properties.include", "config.properties.exclude", []string{".*"}, s.ConfigPropertiesExclude)
+}

@@ -1,0 +1,617 @@
+package mm2conf
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/kmmproject/kmm/mm2conf/clientconf"
+)
+
+// SchemaVersion of the JSON reports.
+const SchemaVersion = 1
+
+// DiagnosticJSON is the JSON form of a Diagnostic.
+type DiagnosticJSON struct {
+	Severity string `json:"severity"`
+	Code     string `json:"code"`
+	Position string `json:"position,omitempty"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Key      string `json:"key,omitempty"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+}
+
+func diagJSON(ds Diagnostics) []DiagnosticJSON {
+	out := make([]DiagnosticJSON, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, DiagnosticJSON{Severity: d.Severity.String(), Code: d.Code, Position: d.Pos.String(),
+			File: d.Pos.File, Line: d.Pos.Line, Key: d.Key, Message: d.Msg, Hint: d.Hint})
+	}
+	return out
+}
+
+// CheckFeatures is the JSON form of Features.
+type CheckFeatures struct {
+	Data                bool   `json:"data"`
+	Checkpoints         bool   `json:"checkpoints"`
+	GroupOffsetSync     bool   `json:"group_offset_sync"`
+	Heartbeats          bool   `json:"heartbeats"`
+	TopicConfigSync     bool   `json:"topic_config_sync"`
+	ACLSync             bool   `json:"acl_sync"`
+	OffsetSyncs         bool   `json:"offset_syncs"`
+	OffsetSyncsLocation string `json:"offset_syncs_location"`
+}
+
+// CheckIntervals are the flow's periods, in milliseconds.
+type CheckIntervals struct {
+	RefreshTopicsMs     int64 `json:"refresh_topics_ms"`
+	RefreshGroupsMs     int64 `json:"refresh_groups_ms"`
+	SyncTopicConfigsMs  int64 `json:"sync_topic_configs_ms"`
+	SyncTopicACLsMs     int64 `json:"sync_topic_acls_ms"`
+	EmitCheckpointsMs   int64 `json:"emit_checkpoints_ms"`
+	SyncGroupOffsetsMs  int64 `json:"sync_group_offsets_ms"`
+	EmitHeartbeatsMs    int64 `json:"emit_heartbeats_ms"`
+	ConsumerPollTimeout int64 `json:"consumer_poll_timeout_ms"`
+}
+
+// CheckFlow is one row of `kmm config check`.
+type CheckFlow struct {
+	Name              string         `json:"name"`
+	Source            string         `json:"source"`
+	Target            string         `json:"target"`
+	Herder            string         `json:"herder"`
+	Enabled           bool           `json:"enabled"`
+	Topics            []string       `json:"topics"`
+	TopicsExclude     []string       `json:"topics_exclude"`
+	Groups            []string       `json:"groups"`
+	GroupsExclude     []string       `json:"groups_exclude"`
+	ReplicationPolicy string         `json:"replication_policy"`
+	Separator         string         `json:"separator"`
+	InternalSeparator string         `json:"internal_separator"`
+	TasksMax          int            `json:"tasks_max"`
+	ReplicationFactor int            `json:"replication_factor"`
+	Features          CheckFeatures  `json:"features"`
+	Intervals         CheckIntervals `json:"intervals"`
+}
+
+// CheckReport is what `kmm config check` shows.
+type CheckReport struct {
+	SchemaVersion int              `json:"schema_version"`
+	Kind          string           `json:"kind"`
+	GeneratedAt   string           `json:"generated_at,omitempty"`
+	Files         []string         `json:"files"`
+	Clusters      []string         `json:"clusters"`
+	Targets       []string         `json:"targets,omitempty"`
+	Flows         []CheckFlow      `json:"flows"`
+	Errors        int              `json:"errors"`
+	Warnings      int              `json:"warnings"`
+	Diagnostics   []DiagnosticJSON `json:"diagnostics"`
+}
+
+// ReportOptions tune the reports.
+type ReportOptions struct {
+	// GeneratedAt, when non-zero, is put in the JSON envelope (RFC 3339).
+	GeneratedAt time.Time
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func shortClass(c string) string {
+	if i := strings.LastIndexByte(c, '.'); i >= 0 {
+		return c[i+1:]
+	}
+	return c
+}
+
+// NewCheckReport builds the check report of a loaded configuration.
+func NewCheckReport(c *Config, opts ReportOptions) *CheckReport {
+	r := &CheckReport{SchemaVersion: SchemaVersion, Kind: "config-check", Files: nonNil(c.Files), Clusters: nonNil(c.Clusters), Targets: c.Targets,
+		Flows: []CheckFlow{}, Diagnostics: diagJSON(c.Diagnostics)}
+	if !opts.GeneratedAt.IsZero() {
+		r.GeneratedAt = opts.GeneratedAt.UTC().Format(time.RFC3339)
+	}
+	for _, d := range c.Diagnostics {
+		if d.Severity == SeverityError {
+			r.Errors++
+		} else {
+			r.Warnings++
+		}
+	}
+	for _, f := range c.Flows {
+		s := f.Settings
+		r.Flows = append(r.Flows, CheckFlow{
+			Name: f.Name(), Source: f.Source, Target: f.Target, Herder: f.HerderReason, Enabled: f.Enabled,
+			Topics: nonNil(s.Topics), TopicsExclude: nonNil(s.TopicsExclude), Groups: nonNil(s.Groups), GroupsExclude: nonNil(s.GroupsExclude),
+			ReplicationPolicy: shortClass(s.ReplicationPolicyClass), Separator: s.ReplicationPolicySeparator, InternalSeparator: s.InternalSeparator,
+			TasksMax: s.TasksMax, ReplicationFactor: s.ReplicationFactor,
+			Features: CheckFeatures{Data: f.Features.Data, Checkpoints: f.Features.Checkpoints, GroupOffsetSync: f.Features.GroupOffsetSync,
+				Heartbeats: f.Features.Heartbeats, TopicConfigSync: f.Features.TopicConfigSync, ACLSync: f.Features.ACLSync,
+				OffsetSyncs: f.Features.OffsetSyncs, OffsetSyncsLocation: f.Features.OffsetSyncsLocation},
+			Intervals: CheckIntervals{
+				RefreshTopicsMs: s.RefreshTopicsInterval.Milliseconds(), RefreshGroupsMs: s.RefreshGroupsInterval.Milliseconds(),
+				SyncTopicConfigsMs: s.SyncTopicConfigsInterval.Milliseconds(), SyncTopicACLsMs: s.SyncTopicACLsInterval.Milliseconds(),
+				EmitCheckpointsMs: s.EmitCheckpointsInterval.Milliseconds(), SyncGroupOffsetsMs: s.SyncGroupOffsetsInterval.Milliseconds(),
+				EmitHeartbeatsMs: s.EmitHeartbeatsInterval.Milliseconds(), ConsumerPollTimeout: s.ConsumerPollTimeout.Milliseconds(),
+			},
+		})
+	}
+	return r
+}
+
+// RenderJSON writes the report as indented JSON.
+func (r *CheckReport) RenderJSON(w io.Writer) error { return writeJSON(w, r) }
+
+func writeJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func newTable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
+			},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+	)
+}
+
+// renderTable renders rows and strips trailing blanks from each line.
+func renderTable(w io.Writer, header []string, rows [][]string) error {
+	var buf bytes.Buffer
+	t := newTable(&buf)
+	h := make([]any, len(header))
+	for i, s := range header {
+		h[i] = s
+	}
+	t.Header(h...)
+	for _, r := range rows {
+		cells := make([]any, len(r))
+		for i, s := range r {
+			if s == "" {
+				s = "-"
+			}
+			cells[i] = s
+		}
+		if err := t.Append(cells...); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	var out strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+		out.WriteString(strings.TrimRight(line, " "))
+		out.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func fmtDur(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d%time.Hour == 0 && d >= time.Hour:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0 && d >= time.Minute:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0 && d >= time.Second:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", ms)
+}
+
+// printable shows whitespace in short values.
+func printable(s string) string {
+	if s == "" || strings.TrimSpace(s) != s || strings.ContainsAny(s, "\t\n\r") {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+func listCell(l []string) string {
+	if len(l) == 0 {
+		return "(none)"
+	}
+	return strings.Join(l, ", ")
+}
+
+// RenderText writes the flows table, then the diagnostics.
+func (r *CheckReport) RenderText(w io.Writer) error {
+	if len(r.Flows) > 0 {
+		var rows [][]string
+		for _, f := range r.Flows {
+			enabled := yesNo(f.Enabled)
+			if !f.Enabled && f.Herder == "heartbeats" {
+				enabled = "no (heartbeats only)"
+			}
+			var feats []string
+			add := func(on bool, name string) {
+				if on {
+					feats = append(feats, name)
+				}
+			}
+			add(f.Features.Data, "data")
+			add(f.Features.Checkpoints, "checkpoints")
+			add(f.Features.GroupOffsetSync, "group-offset-sync")
+			add(f.Features.Heartbeats, "heartbeats")
+			add(f.Features.TopicConfigSync, "config-sync")
+			add(f.Features.ACLSync, "acl-sync")
+			if f.Features.OffsetSyncs {
+				feats = append(feats, "offset-syncs@"+f.Features.OffsetSyncsLocation)
+			}
+			iv := f.Intervals
+			var ints []string
+			if f.Enabled {
+				ints = append(ints, "topics "+fmtDur(iv.RefreshTopicsMs), "groups "+fmtDur(iv.RefreshGroupsMs))
+				if f.Features.TopicConfigSync {
+					ints = append(ints, "configs "+fmtDur(iv.SyncTopicConfigsMs))
+				}
+				if f.Features.ACLSync {
+					ints = append(ints, "acls "+fmtDur(iv.SyncTopicACLsMs))
+				}
+				if f.Features.Checkpoints {
+					ints = append(ints, "checkpoints "+fmtDur(iv.EmitCheckpointsMs))
+				}
+				if f.Features.GroupOffsetSync {
+					ints = append(ints, "group-sync "+fmtDur(iv.SyncGroupOffsetsMs))
+				}
+			}
+			if f.Features.Heartbeats {
+				ints = append(ints, "heartbeats "+fmtDur(iv.EmitHeartbeatsMs))
+			}
+			policy := f.ReplicationPolicy + " (" + printable(f.Separator) + ")"
+			rows = append(rows, []string{f.Name, enabled, listCell(f.Topics), listCell(f.TopicsExclude), listCell(f.Groups), listCell(f.GroupsExclude),
+				policy, strings.Join(feats, ", "), strings.Join(ints, ", ")})
+		}
+		if err := renderTable(w, []string{"FLOW", "ENABLED", "TOPICS", "TOPICS EXCLUDE", "GROUPS", "GROUPS EXCLUDE", "POLICY (SEPARATOR)", "FEATURES", "INTERVALS"}, rows); err != nil {
+			return err
+		}
+	}
+	return renderDiagnostics(w, r.Diagnostics, r.Errors, r.Warnings)
+}
+
+func renderDiagnostics(w io.Writer, ds []DiagnosticJSON, errs, warns int) error {
+	var b strings.Builder
+	if len(ds) > 0 {
+		b.WriteByte('\n')
+	}
+	for _, d := range ds {
+		if d.Position != "" {
+			b.WriteString(d.Position)
+			b.WriteString(": ")
+		}
+		fmt.Fprintf(&b, "%s: %s\n", d.Severity, d.Message)
+		if d.Hint != "" {
+			fmt.Fprintf(&b, "  hint: %s\n", d.Hint)
+		}
+	}
+	fmt.Fprintf(&b, "\n%d error(s), %d warning(s)\n", errs, warns)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// RenderDiagnosticsText writes diagnostics as "file:line: severity: msg"
+// lines with "  hint: ..." lines (for stderr).
+func RenderDiagnosticsText(w io.Writer, ds Diagnostics) error {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+		if d.Hint != "" {
+			fmt.Fprintf(&b, "  hint: %s\n", d.Hint)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ExplainOrigin is the JSON form of an Origin.
+type ExplainOrigin struct {
+	Position string `json:"position,omitempty"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Key      string `json:"key,omitempty"`
+	Rule     string `json:"rule"`
+}
+
+// ExplainEntry is one effective value.
+type ExplainEntry struct {
+	Key     string        `json:"key"`
+	Value   string        `json:"value"`
+	Secret  bool          `json:"secret,omitempty"`
+	Default bool          `json:"default,omitempty"`
+	Origin  ExplainOrigin `json:"origin"`
+}
+
+// ExplainSection groups entries: "connector", "worker", "<role>" (Java
+// client settings) and "<role> (librdkafka)".
+type ExplainSection struct {
+	Name    string         `json:"name"`
+	Entries []ExplainEntry `json:"entries"`
+}
+
+// ExplainFlow is one flow's sections.
+type ExplainFlow struct {
+	Name     string           `json:"name"`
+	Source   string           `json:"source"`
+	Target   string           `json:"target"`
+	Herder   string           `json:"herder"`
+	Enabled  bool             `json:"enabled"`
+	Sections []ExplainSection `json:"sections"`
+}
+
+// ExplainReport is what `kmm config explain` shows.
+type ExplainReport struct {
+	SchemaVersion int              `json:"schema_version"`
+	Kind          string           `json:"kind"`
+	GeneratedAt   string           `json:"generated_at,omitempty"`
+	Files         []string         `json:"files"`
+	Keys          []string         `json:"keys,omitempty"`
+	Flows         []ExplainFlow    `json:"flows"`
+	Diagnostics   []DiagnosticJSON `json:"diagnostics"`
+}
+
+// ExplainOptions select what to explain.
+type ExplainOptions struct {
+	ReportOptions
+	// Flow is "S->T"; empty means every flow.
+	Flow string
+	// Keys filters entries: an entry is shown when its key equals a filter,
+	// ends with "."+filter (so bootstrap.servers also shows
+	// source.cluster.bootstrap.servers) or matches it as a glob (path.Match).
+	Keys []string
+	// Sections limits the sections ("connector", "worker", role names);
+	// empty means all.
+	Sections []string
+}
+
+// ErrUnknownFlow is returned by NewExplainReport for an unknown --flow.
+type ErrUnknownFlow struct {
+	Flow  string
+	Known []string
+}
+
+func (e *ErrUnknownFlow) Error() string {
+	return fmt.Sprintf("no flow %q (flows: %s)", e.Flow, strings.Join(e.Known, ", "))
+}
+
+func keyMatches(k string, filters []string) bool {
+	if len(filters) == 0 {
+		return true
+	}
+	for _, f := range filters {
+		if k == f || strings.HasSuffix(k, "."+f) {
+			return true
+		}
+		if ok, _ := path.Match(f, k); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// displayValue returns what may be shown for a value: a provider
+// expression as written, "[hidden]" for secret keys, else the value.
+func displayValue(key string, v Value) (string, bool) {
+	if v.FromProvider {
+		return v.Raw, true
+	}
+	if clientconf.IsSecretKey(key) {
+		return clientconf.Redact(key, v.Raw), true
+	}
+	return v.Raw, false
+}
+
+func explainOrigin(o Origin) ExplainOrigin {
+	return ExplainOrigin{Position: o.Pos.String(), File: o.Pos.File, Line: o.Pos.Line, Key: o.Key, Rule: o.Rule}
+}
+
+func propsSection(name string, p Props, filters []string) ExplainSection {
+	s := ExplainSection{Name: name, Entries: []ExplainEntry{}}
+	for _, k := range p.Keys() {
+		if !keyMatches(k, filters) {
+			continue
+		}
+		v := p[k]
+		val, secret := displayValue(k, v)
+		s.Entries = append(s.Entries, ExplainEntry{Key: k, Value: val, Secret: secret, Default: v.Origin.IsDefault(), Origin: explainOrigin(v.Origin)})
+	}
+	return s
+}
+
+// NewExplainReport builds the explain report.
+func NewExplainReport(c *Config, opts ExplainOptions) (*ExplainReport, error) {
+	r := &ExplainReport{SchemaVersion: SchemaVersion, Kind: "config-explain", Files: nonNil(c.Files), Keys: opts.Keys,
+		Flows: []ExplainFlow{}, Diagnostics: diagJSON(c.Diagnostics)}
+	if !opts.GeneratedAt.IsZero() {
+		r.GeneratedAt = opts.GeneratedAt.UTC().Format(time.RFC3339)
+	}
+	if opts.Flow != "" && c.Flow(opts.Flow) == nil {
+		var known []string
+		for _, f := range c.Flows {
+			known = append(known, f.Name())
+		}
+		return r, &ErrUnknownFlow{Flow: opts.Flow, Known: known}
+	}
+	want := func(section string) bool {
+		if len(opts.Sections) == 0 {
+			return true
+		}
+		base := strings.TrimSuffix(section, " (librdkafka)")
+		return contains(opts.Sections, section) || contains(opts.Sections, base)
+	}
+	for _, f := range c.Flows {
+		if opts.Flow != "" && f.Name() != opts.Flow {
+			continue
+		}
+		ef := ExplainFlow{Name: f.Name(), Source: f.Source, Target: f.Target, Herder: f.HerderReason, Enabled: f.Enabled}
+		if want("connector") {
+			s := ExplainSection{Name: "connector", Entries: []ExplainEntry{}}
+			for _, st := range f.Effective {
+				if !keyMatches(st.Key, opts.Keys) {
+					continue
+				}
+				val, secret := displayValue(st.Key, st.Value)
+				s.Entries = append(s.Entries, ExplainEntry{Key: st.Key, Value: val, Secret: secret, Default: st.Value.Origin.IsDefault(), Origin: explainOrigin(st.Value.Origin)})
+			}
+			ef.Sections = append(ef.Sections, s)
+		}
+		if want("worker") && f.Worker != nil {
+			ef.Sections = append(ef.Sections, propsSection("worker", f.Worker, opts.Keys))
+		}
+		if f.Connector != nil {
+			for _, role := range Roles {
+				if !want(role) {
+					continue
+				}
+				cc := f.ClientConfig(role)
+				if cc == nil {
+					continue
+				}
+				ef.Sections = append(ef.Sections, propsSection(role, cc.Java, opts.Keys))
+				ef.Sections = append(ef.Sections, librdkafkaSection(role, cc, opts.Keys))
+			}
+		}
+		r.Flows = append(r.Flows, ef)
+	}
+	return r, nil
+}
+
+func librdkafkaSection(role string, cc *ClientConfig, filters []string) ExplainSection {
+	s := ExplainSection{Name: role + " (librdkafka)", Entries: []ExplainEntry{}}
+	res := cc.Librdkafka
+	keys := make([]string, 0, len(res.Config))
+	for k := range res.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		javaKeys := strings.Split(res.Origin[k], ",")
+		if !keyMatches(k, filters) && !anyKeyMatches(javaKeys, filters) {
+			continue
+		}
+		val := res.Config[k]
+		secret := res.Secret[k] || clientconf.IsSecretKey(k)
+		if secret {
+			val = "[hidden]"
+		}
+		o := ExplainOrigin{Rule: res.Origin[k]}
+		// Point at the first Java key's file:line.
+		for _, jk := range javaKeys {
+			if v, ok := cc.Java[strings.TrimSpace(jk)]; ok {
+				o = explainOrigin(v.Origin)
+				o.Rule = "from " + res.Origin[k] + "; " + v.Origin.Rule
+				if v.FromProvider {
+					secret = true
+					val = "[hidden]"
+				}
+				break
+			}
+		}
+		s.Entries = append(s.Entries, ExplainEntry{Key: k, Value: val, Secret: secret, Default: o.Position == "" && o.Key == "", Origin: o})
+	}
+	return s
+}
+
+func anyKeyMatches(keys, filters []string) bool {
+	for _, k := range keys {
+		if keyMatches(strings.TrimSpace(k), filters) {
+			return true
+		}
+	}
+	return false
+}
+
+// RenderJSON writes the report as indented JSON.
+func (r *ExplainReport) RenderJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// RenderText writes one table per flow and section, then diagnostics.
+func (r *ExplainReport) RenderText(w io.Writer) error {
+	for i, f := range r.Flows {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		state := "enabled"
+		if !f.Enabled {
+			state = "disabled"
+			if f.Herder == "heartbeats" {
+				state = "heartbeats only"
+			}
+		}
+		if _, err := fmt.Fprintf(w, "== flow %s (%s)\n", f.Name, state); err != nil {
+			return err
+		}
+		for _, s := range f.Sections {
+			if len(s.Entries) == 0 {
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "\n-- %s\n", s.Name); err != nil {
+				return err
+			}
+			var rows [][]string
+			for _, e := range s.Entries {
+				origin := e.Origin.Rule
+				if e.Origin.Position != "" || e.Origin.Key != "" {
+					origin = strings.TrimSpace(e.Origin.Position + " " + e.Origin.Key + " (" + e.Origin.Rule + ")")
+				}
+				rows = append(rows, []string{e.Key, printable(e.Value), origin})
+			}
+			if err := renderTable(w, []string{"KEY", "VALUE", "ORIGIN"}, rows); err != nil {
+				return err
+			}
+		}
+	}
+	errs, warns := 0, 0
+	for _, d := range r.Diagnostics {
+		if d.Severity == "error" {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	return renderDiagnostics(w, r.Diagnostics, errs, warns)
+}

@@ -1,0 +1,101 @@
+// Package replicatecmd implements `kmm replicate`: load an MM2 properties file, run every flow
+// it enables (and the heartbeats-only herders MM2 would run) until SIGINT/SIGTERM, then drain.
+package replicatecmd
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flowconf"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/replicator"
+)
+
+// Command returns `kmm replicate`.
+func Command(io *iostreams.IOStreams, logger func() *slog.Logger) *cli.Command {
+	return &cli.Command{
+		Name:      "replicate",
+		Usage:     "run the replication flows of an MM2 properties file until stopped",
+		ArgsUsage: "mirror-maker.properties",
+		Description: `Runs every flow the file enables (S->T.enabled = true), as connect-mirror-maker.sh would:
+remote topics named by the replication policy, records copied in order per partition
+(at-least-once), resume positions in mm2-offsets.<S>.internal on the target, offset syncs and
+heartbeats in MM2's formats, topic configs and ACLs kept in sync.
+SIGINT/SIGTERM drains (stop fetching, wait for the target, store progress) and exits 0; a second
+signal aborts at once (exit 130; records since the last stored position are copied again).`,
+		Flags: append(cmdutil.ConfigFlags(),
+			cmdutil.OutputFlag("text", "json"),
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long a drain may take after SIGINT/SIGTERM"},
+			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often progress is reported"},
+		),
+		Action: func(c *cli.Context) error { return run(c, io, logger()) },
+	}
+}
+
+func run(c *cli.Context, io *iostreams.IOStreams, log *slog.Logger) error {
+	out, err := cmdutil.Output(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	opts, err := cmdutil.LoadOptions(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := cmdutil.Load(opts, io.ErrOut)
+	if err != nil {
+		return err
+	}
+	flows, err := flowconf.Replicator(cfg)
+	if err != nil {
+		return kerr.Wrap(kerr.Usage, err)
+	}
+	for _, f := range flows {
+		what := "records, offset syncs, heartbeats"
+		if !f.Enabled {
+			what = "heartbeats only (MM2 runs this herder because heartbeats are on for the pair)"
+		}
+		fmt.Fprintf(io.ErrOut, "kmm: flow %s (%s -> %s): %s; %d pipeline(s)\n", f.Name(), f.SourceBootstrap, f.TargetBootstrap, what, max(f.Tasks, 1))
+	}
+	r := newRenderer(io.Out, io.ErrOut, out == "json", io.IsStderrTTY(), log)
+	defer r.finish()
+
+	// The first signal cancels ctx (drain); a second one aborts at once.
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() {
+		done <- replicator.Run(ctx, flows, replicator.Options{Sink: r, ShutdownTimeout: c.Duration("shutdown-timeout"),
+			ProgressEvery: c.Duration("progress-interval")})
+	}()
+	signals := 0
+	for {
+		select {
+		case err := <-done:
+			if err != nil && strings.Contains(err.Error(), "context canceled") && signals > 0 {
+				return nil
+			}
+			return err
+		case s := <-sigs:
+			signals++
+			if signals == 1 {
+				fmt.Fprintf(io.ErrOut, "kmm: %s: draining (send it again to abort at once)\n", s)
+				cancel()
+				continue
+			}
+			return kerr.New(kerr.Interrupted, "aborted by a second %s before the drain finished; records since the last stored position will be copied again", s)
+		}
+	}
+}
