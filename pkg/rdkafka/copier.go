@@ -223,10 +223,29 @@ func (c *Copier) runConsumer(ctx context.Context) {
 				c.prod.Flush(10) // target slower than source: wait for room, never drop
 				continue
 			}
+			if errors.As(err, &ke) && ke.Code() == kafka.ErrUnknownPartition && c.awaitPartition(ctx, p.DstTopic, part) {
+				continue // the partition was just created: the producer's metadata now knows it
+			}
 			c.setFatal(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, part, err))
 			return
 		}
 	}
+}
+
+// awaitPartition refreshes the producer's metadata until topic has partition part (a partition
+// the control loop has just created), for up to a minute.
+func (c *Copier) awaitPartition(ctx context.Context, topic string, part int32) bool {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) && ctx.Err() == nil && !c.stop.Load() {
+		md, err := c.prod.GetMetadata(&topic, false, 5000)
+		if err == nil {
+			if t, ok := md.Topics[topic]; ok && len(t.Partitions) > int(part) {
+				return true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
 }
 
 func (c *Copier) runDeliveries() {
