@@ -258,7 +258,7 @@ func scrubPEM(flows []ExplainFlow) {
 		for j := range flows[i].Sections {
 			for k := range flows[i].Sections[j].Entries {
 				e := &flows[i].Sections[j].Entries[k]
-				if strings.Contains(e.Value, "-----BEGIN") {
+				if strings.Contains(e.Value, "-----BEGIN") || strings.HasPrefix(e.Value, "(PEM: ") {
 					e.Value = "<PEM>"
 				}
 			}

@@ -158,7 +158,7 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 			}
 		}
 		if _, has := conn[key]; !has {
-			if v, ok := conn[alias]; ok {
+			if v, ok := c.legacyAlias(f, alias); ok {
 				return ParseList(v.Resolved())
 			}
 		}
@@ -233,6 +233,15 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 		}
 		v, ok := conn[k]
 		if !ok {
+			for a, key := range blacklistAliases {
+				if key == k {
+					if lv, found := c.legacyAlias(f, a); found {
+						v, ok = derive(lv, lv.Origin.Rule+", legacy alias of "+k), true
+					}
+				}
+			}
+		}
+		if !ok {
 			rule := "default (" + strings.Join(ck.Connectors, ", ") + ")"
 			if !ck.HasDefault {
 				continue
@@ -273,6 +282,23 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 	c.clientDiags(f, sink)
 }
 
+// legacyAlias finds a legacy *.blacklist key for a flow: flow-level (it is
+// in the connector config) or top-level (MM2 2.7-3.9 read it there too;
+// 4.x drops it, kmm still honours it).
+func (c *Config) legacyAlias(f *Flow, alias string) (Value, bool) {
+	if v, ok := f.Connector[alias]; ok {
+		return v, true
+	}
+	if e, ok := c.raw.get(alias); ok {
+		v := e.value("top-level legacy key (MM2 2.7-3.9 read it; 4.x ignores it)")
+		if out, changed, _ := c.providers.resolve(v.Raw); changed {
+			v.resolved, v.hasResolved, v.FromProvider = out, true, true
+		}
+		return v, true
+	}
+	return Value{}, false
+}
+
 func sortSettings(s []Setting) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j].Key < s[j-1].Key; j-- {
@@ -291,7 +317,7 @@ func (c *Config) compileFilters(f *Flow, sink *diagSink) {
 		}
 		for a, k := range blacklistAliases {
 			if k == key {
-				if v, ok := conn[a]; ok {
+				if v, ok := c.legacyAlias(f, a); ok {
 					return v.Origin.Pos, v.Origin.Key
 				}
 			}

@@ -161,7 +161,7 @@ func (c *Config) Entries() []Entry {
 func Load(opts LoadOptions) (*Config, error) {
 	c := &Config{raw: newRawSet(), fsys: opts.FS}
 	if c.fsys == nil {
-		c.fsys = OSFileSystem
+		c.fsys = OSFileSystem()
 	}
 	env := opts.LookupEnv
 	if env == nil {
@@ -376,8 +376,25 @@ func contains(l []string, s string) bool {
 // resolve runs MM2's rules over the merged raw set.
 func (c *Config) resolve(opts LoadOptions, env func(string) (string, bool), sink *diagSink) {
 	ce, ok := c.raw.get("clusters")
+	if ok {
+		// MirrorMakerConfig resolves config providers in its own originals
+		// (AbstractConfig), so `clusters` and the herder keys may use them.
+		c.providers = newProviderSet(c.raw, c.fsys, env, sink)
+		ce.Value = c.resolveRaw(ce, sink)
+	}
 	if !ok {
-		sink.err("no-clusters", Pos{File: opts.ConfigFile}, "clusters", `Missing required configuration "clusters" which has no default value.`, "list the cluster aliases, e.g. clusters = A, B")
+		pos, hint := Pos{File: opts.ConfigFile}, "list the cluster aliases, e.g. clusters = A, B"
+		for _, e := range c.raw.all() {
+			if strings.HasSuffix(e.Key, "clusters") && !strings.Contains(e.Key, ".") || strings.EqualFold(e.Key, "clusters") {
+				pos = e.Pos
+				hint = fmt.Sprintf("this line sets %q, not \"clusters\"", e.Key)
+				if strings.HasPrefix(e.Key, "ï»¿") {
+					hint += ": the file starts with a UTF-8 byte-order mark, which Java reads as part of the first key"
+				}
+				break
+			}
+		}
+		sink.err("no-clusters", pos, "clusters", `Missing required configuration "clusters" which has no default value.`, hint)
 		return
 	}
 	seen := map[string]bool{}
@@ -398,13 +415,12 @@ func (c *Config) resolve(opts LoadOptions, env func(string) (string, bool), sink
 			sink.err("unknown-target", Pos{}, "", fmt.Sprintf("--clusters names %q, which is not in clusters (%s)", t, strings.Join(c.Clusters, ", ")), "")
 		}
 	}
-	c.providers = newProviderSet(c.raw, c.fsys, env, sink)
 	checkKeys(c, sink)
 
 	// Herders (MirrorMakerConfig.clusterPairs + the --clusters filter).
 	globalHB := true
 	if e, ok := c.raw.get("emit.heartbeats.enabled"); ok {
-		globalHB = JavaParseBoolean(e.Value)
+		globalHB = JavaParseBoolean(c.resolveRaw(e, sink))
 	}
 	targetOK := func(t string) bool { return len(c.Targets) == 0 || contains(c.Targets, t) }
 	anyEnabled := false
@@ -415,10 +431,11 @@ func (c *Config) resolve(opts LoadOptions, env func(string) (string, bool), sink
 			}
 			prefix := s + "->" + t + "."
 			en, hasEn := c.raw.get(prefix + "enabled")
+			en.Value = c.resolveRaw(en, sink)
 			pairEnabled := hasEn && JavaParseBoolean(en.Value)
 			hb := globalHB
 			if e, ok := c.raw.get(prefix + "emit.heartbeats.enabled"); ok {
-				hb = JavaParseBoolean(e.Value)
+				hb = JavaParseBoolean(c.resolveRaw(e, sink))
 			}
 			if hasEn && !pairEnabled {
 				if b, err := ParseBool(en.Value); err == nil && b {
@@ -502,6 +519,18 @@ func (c *Config) checkClusters(sink *diagSink) {
 			sink.warn("no-bootstrap", ce.Pos, a+".bootstrap.servers", fmt.Sprintf("cluster %q has no bootstrap.servers (no flow uses it)", a), "")
 		}
 	}
+}
+
+// resolveRaw resolves config providers in a raw value used by MM2's own
+// config (clusters, the herder keys), reporting what cannot be resolved.
+func (c *Config) resolveRaw(e rawEntry, sink *diagSink) string {
+	out, _, probs := c.providers.resolve(e.Value)
+	for _, pr := range probs {
+		if !pr.warn {
+			sink.err("provider", e.Pos, e.Key, pr.msg, pr.hint)
+		}
+	}
+	return out
 }
 
 // resolveProps runs config providers over a map, reporting problems at the

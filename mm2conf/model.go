@@ -220,8 +220,6 @@ func (b *builder) connectorConfig(src, tgt string) Props {
 	for _, e := range b.raw.all() {
 		if isConnectorKey(e.Key) {
 			props[e.Key] = e.value("top-level connector key")
-		} else if _, legacy := blacklistAliases[e.Key]; legacy {
-			props[e.Key] = e.value("top-level legacy key (MM2 2.4-3.9 read it; 4.x ignores it)")
 		}
 	}
 	for _, e := range b.raw.withPrefix("config.providers") {
@@ -283,7 +281,9 @@ const (
 )
 
 // Roles lists every role, in display order.
-var Roles = []string{RoleSourceConsumer, RoleTargetProducer, RoleSourceAdmin, RoleTargetAdmin, RoleTargetConsumer, RoleSourceProducer, RoleOffsetSyncsProducer}
+func Roles() []string {
+	return []string{RoleSourceConsumer, RoleTargetProducer, RoleSourceAdmin, RoleTargetAdmin, RoleTargetConsumer, RoleSourceProducer, RoleOffsetSyncsProducer}
+}
 
 // collidingConnectorKeys are connector keys whose names also look like
 // client prefixes; MM2 passes them on to the clients, where Java ignores

@@ -25,8 +25,8 @@ type osFS struct{}
 func (osFS) ReadFile(name string) ([]byte, error)  { return os.ReadFile(name) }
 func (osFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
 
-// OSFileSystem is the real file system.
-var OSFileSystem FileSystem = osFS{}
+// OSFileSystem returns the real file system.
+func OSFileSystem() FileSystem { return osFS{} }
 
 // The ConfigProvider classes kmm implements.
 const (

@@ -400,7 +400,8 @@ type ExplainOptions struct {
 	Flow string
 	// Keys filters entries: an entry is shown when its key equals a filter,
 	// ends with "."+filter (so bootstrap.servers also shows
-	// source.cluster.bootstrap.servers) or matches it as a glob (path.Match).
+	// source.cluster.bootstrap.servers), or when the key or a dot-separated
+	// tail of it matches the filter as a glob (path.Match: "ssl.*").
 	Keys []string
 	// Sections limits the sections ("connector", "worker", role names);
 	// empty means all.
@@ -427,6 +428,13 @@ func keyMatches(k string, filters []string) bool {
 		}
 		if ok, _ := path.Match(f, k); ok {
 			return true
+		}
+		for i := 0; i < len(k); i++ {
+			if k[i] == '.' {
+				if ok, _ := path.Match(f, k[i+1:]); ok {
+					return true
+				}
+			}
 		}
 	}
 	return false
@@ -502,7 +510,7 @@ func NewExplainReport(c *Config, opts ExplainOptions) (*ExplainReport, error) {
 			ef.Sections = append(ef.Sections, propsSection("worker", f.Worker, opts.Keys))
 		}
 		if f.Connector != nil {
-			for _, role := range Roles {
+			for _, role := range Roles() {
 				if !want(role) {
 					continue
 				}
@@ -533,6 +541,9 @@ func librdkafkaSection(role string, cc *ClientConfig, filters []string) ExplainS
 			continue
 		}
 		val := res.Config[k]
+		if n := strings.Count(val, "-----BEGIN "); n > 0 {
+			val = fmt.Sprintf("(PEM: %d block(s), %d bytes)", n, len(val))
+		}
 		secret := res.Secret[k] || clientconf.IsSecretKey(k)
 		if secret {
 			val = "[hidden]"

@@ -67,7 +67,7 @@ type Copier struct {
 // and target clusters.
 func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, error) {
 	cc := map[string]string{"group.id": "kmm-" + name, "enable.auto.commit": "false", "enable.auto.offset.store": "false",
-		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10"}
+		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10", "go.logs.channel.enable": "true"}
 	for k, v := range failFast {
 		cc[k] = v
 	}
@@ -75,7 +75,7 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid source consumer configuration: %w", name, err)
 	}
-	pc := map[string]string{"go.delivery.report.fields": "none"}
+	pc := map[string]string{"go.delivery.report.fields": "none", "go.logs.channel.enable": "true"}
 	for k, v := range failFast {
 		pc[k] = v
 	}
@@ -86,6 +86,8 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	}
 	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{},
 		calls: make(chan func(), 16), done: make(chan struct{}), cdone: make(chan struct{})}
+	go bridgeLogs(cons.Logs(), "source", h)
+	go bridgeLogs(prod.Logs(), "target", h)
 	return c, nil
 }
 
@@ -306,4 +308,14 @@ func (c *Copier) Close() {
 	_ = c.cons.Close()
 	c.prod.Close()
 	<-c.done
+}
+
+// bridgeLogs hands librdkafka's own log lines of warning level or worse to the handler (which
+// rate-limits them) instead of letting them go to stderr unformatted; notices are dropped.
+func bridgeLogs(logs chan kafka.LogEvent, side string, h CopyHandler) {
+	for l := range logs {
+		if l.Level <= 4 {
+			h.Warn(side, fmt.Errorf("librdkafka %s: %s", l.Tag, l.Message))
+		}
+	}
 }

@@ -92,4 +92,3 @@ func Output(c *cli.Context, choices ...string) (string, error) {
 	}
 	return "", kerr.New(kerr.Usage, "-o must be %s, not %q", strings.Join(choices, " or "), o)
 }
-

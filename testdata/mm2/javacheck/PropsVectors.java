@@ -1,7 +1,7 @@
 // PropsVectors reads hex-encoded inputs (one per line) on stdin and prints,
 // one JSON line each, what java.util.Properties.load(InputStream) makes of
 // them: {"in":hex,"props":{...}} or {"in":hex,"error":msg}.
-// Used by mm2conf's lexer tests (see testdata/mm2/lexer/README.md).
+// Used by mm2conf's lexer tests (see testdata/mm2/javacheck/README.md).
 import java.io.*;
 import java.util.*;
 import com.fasterxml.jackson.databind.ObjectMapper;
