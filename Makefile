@@ -48,4 +48,4 @@ clean: ## remove build output
 	rm -rf bin
 
 demo: build testbed-up ## replicate A->B on the local test bed with testdata/demo/mirror-maker.properties
-	bin/kmm replicate testdata/demo/mirror-maker.properties
+	go run ./scripts/demo
