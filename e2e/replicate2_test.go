@@ -188,3 +188,53 @@ func TestReplicateExitCodes(t *testing.T) {
 	}
 	_ = rdkafka.Earliest
 }
+
+// Records deleted on the source before they were replicated are reported loudly, with the lost
+// range, and replication goes on from the log start.
+func TestReplicateReportsRetentionGap(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "gap")
+	bed.A.CreateTopic(t, topic, 1, nil)
+	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic))
+	bed.A.Produce(t, seqRecords(topic, 1, 0, 1000))
+	p := startKMM(t, "replicate", props)
+	waitCount(t, bed.B, "A."+topic, 1, 1000, time.Minute)
+	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	bed.A.Produce(t, seqRecords(topic, 1, 1000, 1000))
+	if err := bed.A.Admin(t).DeleteRecords(context.Background(), rdkafka.TP{Topic: topic}, 1500); err != nil {
+		t.Fatal(err)
+	}
+	p = startKMM(t, "replicate", props, "-o", "json")
+	waitCount(t, bed.B, "A."+topic, 1, 1500, time.Minute)
+	testbed.Eventually(t, 20*time.Second, func() error {
+		if !strings.Contains(p.stdout.String(), `"type":"retention_gap"`) {
+			return fmt.Errorf("no retention_gap event yet")
+		}
+		return nil
+	})
+	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var gap struct {
+		Topic     string `json:"topic"`
+		Partition int32  `json:"partition"`
+		From      int64  `json:"from_offset"`
+		To        int64  `json:"to_offset"`
+		Count     int64  `json:"count"`
+	}
+	for _, l := range strings.Split(p.stdout.String(), "\n") {
+		if strings.Contains(l, `"type":"retention_gap"`) {
+			if err := json.Unmarshal([]byte(l), &gap); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if gap.Topic != topic || gap.Partition != 0 || gap.From != 1000 || gap.To != 1499 || gap.Count != 500 {
+		t.Fatalf("gap event %+v, want %s[0] 1000..1499 (500)", gap, topic)
+	}
+	if !strings.Contains(p.stderr.String(), "level=ERROR") || !strings.Contains(p.stderr.String(), "records 1000..1499") {
+		t.Fatalf("no error log line naming the lost range:\n%s", tail(p.stderr.String(), 20))
+	}
+}

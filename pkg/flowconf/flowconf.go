@@ -128,6 +128,7 @@ func ReplicatorFlow(f *mm2conf.Flow) (*replicator.Flow, error) {
 		r.RefreshTopicsInterval = DefaultRefreshTopicsInterval
 	}
 	r.OffsetsTopic, _ = f.Worker.Get("offset.storage.topic")
+	r.MM2Group, _ = f.Worker.Get("group.id")
 	r.OffsetsTopicPartitions = workerInt(f, "offset.storage.partitions", 25)
 	r.OffsetsTopicRF = workerInt(f, "offset.storage.replication.factor", 3)
 	r.OffsetFlushInterval = time.Duration(workerInt(f, "offset.flush.interval.ms", int(DefaultOffsetFlushInterval.Milliseconds()))) * time.Millisecond

@@ -204,3 +204,20 @@ func retriable(err error) bool {
 	}
 	return ke.IsRetriable()
 }
+
+// DeleteRecords deletes the records of tp before offset `before` (advances the log start).
+func (a *Admin) DeleteRecords(ctx context.Context, tp TP, before int64) error {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	t := tp.Topic
+	res, err := a.a.DeleteRecords(ctx, []kafka.TopicPartition{{Topic: &t, Partition: tp.Partition, Offset: kafka.Offset(before)}})
+	if err != nil {
+		return a.wrap("delete records", err)
+	}
+	for _, r := range res.DeleteRecordsResults {
+		if r.TopicPartition.Error != nil {
+			return a.wrap("delete records", r.TopicPartition.Error)
+		}
+	}
+	return nil
+}

@@ -18,7 +18,9 @@ type Options struct {
 	Sink            Sink
 	ShutdownTimeout time.Duration // drain budget after ctx ends (default 30 s)
 	StartTimeout    time.Duration // per-cluster reachability check at start (default 15 s)
-	ProgressEvery   time.Duration // EvProgress cadence (default 10 s; 0 disables)
+	ProgressEvery   time.Duration // EvProgress cadence (default 10 s; <0 disables)
+	// Force starts even while Apache MM2 runs the same flow (its Connect group has members).
+	Force bool
 }
 
 // Run replicates every flow until ctx ends, then drains (stop fetching, wait for the target's
@@ -189,6 +191,9 @@ func (e *engine) start(ctx context.Context) error {
 	if !f.Enabled {
 		e.emit(Event{Type: EvStarted, Message: "heartbeats only (flow not enabled)"})
 		return nil
+	}
+	if err := e.checkMM2(ctx); err != nil {
+		return err
 	}
 	if e.progress, err = newProgressWriter(ctx, e); err != nil {
 		return err
@@ -459,4 +464,24 @@ func (e *engine) checkGapNow(ctx context.Context, g gapCheck) {
 	e.emit(Event{Type: EvRetentionGap, Topic: tp.Topic, Partition: i32(tp.Partition), From: i64(g.from), To: i64(last), Count: n,
 		Message: fmt.Sprintf("records %d..%d of %s[%d] were deleted on %s by retention before they were replicated: %d records lost; continuing from offset %d",
 			g.from, last, tp.Topic, tp.Partition, e.flow.Source, n, g.to)})
+}
+
+// checkMM2 refuses to run a flow that Apache MM2 is running right now: two writers of the same
+// remote topics and resume positions would duplicate records.
+func (e *engine) checkMM2(ctx context.Context) error {
+	f := e.flow
+	if e.opt.Force || f.MM2Group == "" {
+		return nil
+	}
+	ds, err := e.tgt.DescribeGroups(ctx, f.MM2Group)
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if d.Err == nil && d.Members > 0 {
+			return kerr.WithHint(kerr.New(kerr.CheckFailed, "flow %s: Apache MirrorMaker 2 is running it (Connect group %s on %s has %d member(s))", f.Name(), f.MM2Group, f.Target, d.Members),
+				"stop MM2 first (kmm resumes from its positions in "+f.OffsetsTopic+"), or pass --force if you are sure")
+		}
+	}
+	return nil
 }

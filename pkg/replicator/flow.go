@@ -57,6 +57,10 @@ type Flow struct {
 	OffsetsTopicRF         int    // 3
 	OffsetFlushInterval    time.Duration
 
+	// MM2Group is the Connect group MM2 uses for this flow on T (worker group.id, "<S>-mm2").
+	// kmm refuses to start while it has members, unless Options.Force.
+	MM2Group string
+
 	Tasks        int           // tasks.max: parallel pipelines
 	AdminTimeout time.Duration // admin.timeout.ms
 }

@@ -37,6 +37,7 @@ signal aborts at once (exit 130; records since the last stored position are copi
 			cmdutil.OutputFlag("text", "json"),
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long a drain may take after SIGINT/SIGTERM"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often progress is reported"},
+			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target)"},
 		),
 		Action: func(c *cli.Context) error { return run(c, io, logger()) },
 	}
@@ -78,7 +79,7 @@ func run(c *cli.Context, io *iostreams.IOStreams, log *slog.Logger) error {
 	done := make(chan error, 1)
 	go func() {
 		done <- replicator.Run(ctx, flows, replicator.Options{Sink: r, ShutdownTimeout: c.Duration("shutdown-timeout"),
-			ProgressEvery: c.Duration("progress-interval")})
+			ProgressEvery: c.Duration("progress-interval"), Force: c.Bool("force")})
 	}()
 	signals := 0
 	for {
