@@ -27,8 +27,9 @@ type CopyPart struct {
 // delivery goroutine, in offset order per partition; it must be cheap (no I/O, no locks per
 // call if avoidable).
 type CopyHandler interface {
-	// Acked: the target acknowledged the record from source offset src at target offset dst.
-	Acked(p *CopyPart, src, dst int64, valueBytes int)
+	// Acked: the target acknowledged the record from source offset src at target offset dst;
+	// ts is the record's timestamp (epoch ms).
+	Acked(p *CopyPart, src, dst int64, valueBytes int, ts int64)
 	// Gap: the consumer skipped from offset expected to got (compaction, transaction markers,
 	// or records deleted by retention: the handler decides which). Consumer goroutine.
 	Gap(p *CopyPart, expected, got int64)
@@ -41,6 +42,7 @@ type CopyHandler interface {
 type slot struct {
 	p      *CopyPart
 	srcOff int64
+	ts     int64
 	vlen   int
 }
 
@@ -212,7 +214,7 @@ func (c *Copier) runConsumer(ctx context.Context) {
 		}
 		s := &chunk[0]
 		chunk = chunk[1:]
-		s.p, s.srcOff, s.vlen = p, off, len(m.Value)
+		s.p, s.srcOff, s.vlen, s.ts = p, off, len(m.Value), m.Timestamp.UnixMilli()
 		m.TopicPartition = kafka.TopicPartition{Topic: &p.DstTopic, Partition: part}
 		m.Opaque = s
 		for {
@@ -275,7 +277,7 @@ func (c *Copier) runDeliveries() {
 				if c.fatal.Load() != nil {
 					continue // never acknowledge past a failed record
 				}
-				c.h.Acked(s.p, s.srcOff, int64(m.TopicPartition.Offset), s.vlen)
+				c.h.Acked(s.p, s.srcOff, int64(m.TopicPartition.Offset), s.vlen, s.ts)
 			case kafka.Error:
 				if m.IsFatal() {
 					c.setFatal(fmt.Errorf("%s: target producer: %w", c.name, m))

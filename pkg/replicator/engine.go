@@ -23,11 +23,38 @@ type Options struct {
 	Force bool
 }
 
+// Replicator runs flows and answers Stats while it does.
+type Replicator struct {
+	flows   []*Flow
+	opt     Options
+	engines atomic.Pointer[[]*engine]
+}
+
+// New prepares a replicator; Run starts it.
+func New(flows []*Flow, opt Options) *Replicator { return &Replicator{flows: flows, opt: opt} }
+
+// Stats returns a snapshot of every flow (empty before Run has set them up).
+func (r *Replicator) Stats() []FlowStats {
+	es := r.engines.Load()
+	if es == nil {
+		return nil
+	}
+	out := make([]FlowStats, 0, len(*es))
+	for _, e := range *es {
+		out = append(out, e.stats())
+	}
+	return out
+}
+
 // Run replicates every flow until ctx ends, then drains (stop fetching, wait for the target's
 // acknowledgements, store progress) and returns nil. A cluster unreachable at start gives a
 // kerr.Unreachable error naming alias and bootstrap; a fatal error in any flow stops all flows
 // (progress already acknowledged is stored) and is returned.
-func Run(ctx context.Context, flows []*Flow, opt Options) error {
+func Run(ctx context.Context, flows []*Flow, opt Options) error { return New(flows, opt).Run(ctx) }
+
+// Run is the package-level Run for this replicator.
+func (r *Replicator) Run(ctx context.Context) error {
+	flows, opt := r.flows, r.opt
 	if opt.Sink == nil {
 		opt.Sink = SinkFunc(func(Event) {})
 	}
@@ -47,8 +74,10 @@ func Run(ctx context.Context, flows []*Flow, opt Options) error {
 		}
 		engines = append(engines, &engine{flow: f, opt: opt, sink: opt.Sink, gaps: make(chan gapCheck, 256), lastWarn: map[string]time.Time{}})
 	}
+	r.engines.Store(&engines)
 	defer func() {
 		for _, e := range engines {
+			e.running.Store(false)
 			e.close()
 		}
 	}()
@@ -67,9 +96,11 @@ func Run(ctx context.Context, flows []*Flow, opt Options) error {
 	errs := make(chan error, len(engines))
 	for _, e := range engines {
 		wg.Add(1)
+		e.running.Store(true)
 		go func(e *engine) {
 			defer wg.Done()
 			if err := e.loop(runCtx); err != nil {
+				e.failed.Store(&err)
 				errs <- err
 				cancel()
 			}
@@ -147,6 +178,9 @@ type engine struct {
 	hb       *heartbeater
 
 	gaps     chan gapCheck
+	partsMu  sync.RWMutex // guards parts and remote against Stats readers
+	running  atomic.Bool
+	failed   atomic.Pointer[error]
 	warnMu   sync.Mutex
 	lastWarn map[string]time.Time
 	gapTotal atomic.Int64
@@ -254,9 +288,9 @@ func (e *engine) loop(ctx context.Context) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	now := time.Now()
-	next := struct{ refresh, configs, acls, flush, progress time.Time }{
+	next := struct{ refresh, configs, acls, flush, progress, ends time.Time }{
 		now.Add(f.RefreshTopicsInterval), now.Add(f.SyncConfigsInterval), now.Add(f.SyncACLsInterval),
-		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery)}
+		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery), now}
 	for {
 		select {
 		case <-ctx.Done():
@@ -291,6 +325,10 @@ func (e *engine) loop(ctx context.Context) error {
 		if now.After(next.flush) {
 			e.commit(ctx)
 			next.flush = now.Add(f.OffsetFlushInterval)
+		}
+		if now.After(next.ends) {
+			e.refreshEnds(ctx)
+			next.ends = now.Add(5 * time.Second)
 		}
 		if e.opt.ProgressEvery > 0 && now.After(next.progress) {
 			e.emitProgress()
@@ -330,12 +368,18 @@ func (e *engine) allParts() []*pstate {
 }
 
 func (e *engine) emitProgress() {
-	var recs, bytes int64
-	for _, p := range e.allParts() {
+	var recs, bytes, lag int64
+	e.partsMu.RLock()
+	parts := e.allParts()
+	e.partsMu.RUnlock()
+	for _, p := range parts {
+		if end := p.srcEnd.Load(); end >= 0 {
+			lag += max(0, end-(p.acked.Load()+1))
+		}
 		recs += p.records.Load()
 		bytes += p.bytes.Load()
 	}
-	e.emit(Event{Type: EvProgress, Records: recs, Bytes: bytes, Topics: len(e.parts), Count: e.gapTotal.Load()})
+	e.emit(Event{Type: EvProgress, Records: recs, Bytes: bytes, Topics: len(e.parts), Count: e.gapTotal.Load(), LagRecord: lag})
 }
 
 // Totals returns records and value bytes acknowledged so far (for tests and status).
@@ -408,11 +452,19 @@ func (e *engine) close() {
 // CopyHandler implementation (called by the copiers).
 
 // Acked runs on a copier's delivery goroutine for every acknowledged record.
-func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int) {
+func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int, ts int64) {
 	ps := p.State.(*pstate)
 	ps.acked.Store(src)
 	ps.records.Add(1)
 	ps.bytes.Add(int64(vlen))
+	now := coarseNow.Load()
+	ps.lastAckMs.Store(now)
+	if lat := now - ts; lat >= 0 && ts > 0 {
+		ps.latSumMs.Add(lat)
+		if lat > ps.latMaxMs.Load() {
+			ps.latMaxMs.Store(lat)
+		}
+	}
 	if e.syncs != nil {
 		e.syncs.onAck(ps, src, dst)
 	}

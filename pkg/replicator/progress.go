@@ -140,7 +140,7 @@ func (w *progressWriter) store(ctx context.Context, parts []*pstate) error {
 	var acked []int64
 	for _, ps := range parts {
 		a := ps.acked.Load()
-		if a < 0 || a == ps.stored {
+		if a < 0 || a == ps.stored.Load() {
 			continue
 		}
 		key := mm2wire.SourceOffsetKey{Connector: SourceConnectorName, Cluster: f.Source, Topic: ps.p.SrcTopic, Partition: ps.p.Partition}.AppendJSON(nil)
@@ -156,7 +156,7 @@ func (w *progressWriter) store(ctx context.Context, parts []*pstate) error {
 		return err
 	}
 	for i, ps := range moved {
-		ps.stored = acked[i]
+		ps.stored.Store(acked[i])
 	}
 	return nil
 }

@@ -20,8 +20,11 @@ type pstate struct {
 
 	acked                atomic.Int64 // last source offset acknowledged by T (-1: none)
 	records, bytes, gaps atomic.Int64
+	lastAckMs            atomic.Int64 // wall clock of the last acknowledgement (coarse)
+	latSumMs, latMaxMs   atomic.Int64 // replication latency: ack time − record timestamp
+	srcEnd               atomic.Int64 // source end offset, refreshed by the control loop (-1 unknown)
 
-	stored int64
+	stored atomic.Int64 // last position written to the offsets topic (control loop writes)
 
 	syncStarted            bool
 	prevUp, prevDown       int64
@@ -31,9 +34,11 @@ type pstate struct {
 }
 
 func newPState(src, remote string, part int32) *pstate {
-	ps := &pstate{stored: -1, prevUp: -1, prevDown: -1, lastSyncDown: -1}
+	ps := &pstate{prevUp: -1, prevDown: -1, lastSyncDown: -1}
+	ps.stored.Store(-1)
 	ps.p = &rdkafka.CopyPart{SrcTopic: src, DstTopic: remote, Partition: part, State: ps}
 	ps.acked.Store(-1)
+	ps.srcEnd.Store(-1)
 	return ps
 }
 
@@ -170,16 +175,20 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		if err := waitPartitions(ctx, e.tgt, remote, n); err != nil {
 			return started, err
 		}
+		e.partsMu.Lock()
 		e.remote[t] = remote
+		e.partsMu.Unlock()
 		per := make([][]*rdkafka.CopyPart, len(e.copiers))
 		starts := make([][]int64, len(e.copiers))
 		for p := have; p < n; p++ {
 			ps := newPState(t, remote, int32(p))
+			e.partsMu.Lock()
 			e.parts[t] = append(e.parts[t], ps)
+			e.partsMu.Unlock()
 			start := int64(-1)
 			if off, ok := e.resume[rdkafka.TP{Topic: t, Partition: int32(p)}]; ok && off >= 0 {
 				start = off + 1
-				ps.stored = off
+				ps.stored.Store(off)
 				ps.acked.Store(off)
 			}
 			i := e.nextCop % len(e.copiers)
