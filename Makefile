@@ -7,7 +7,7 @@ LDFLAGS := -X github.com/kmmproject/kmm/pkg/buildinfo.Version=$(VERSION) -X gith
 export CGO_ENABLED := 1
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help build test unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo
+.PHONY: help build test unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -17,7 +17,7 @@ build: ## build bin/kmm (cgo, bundled librdkafka)
 
 test: build testbed-up ## unit + real-cluster tests (starts the test bed if it is not running)
 	KMM_REQUIRE_TESTBED=1 KMM_REQUIRE_JARS=1 KMM_REQUIRE_TOOLS=1 KMM_BIN=$(CURDIR)/bin/kmm \
-	  $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	  $(GO) test -p 1 -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 unit: ## unit tests only (real-cluster tests skip when the bed is down)
 	$(GO) test -count=1 ./...
@@ -49,3 +49,9 @@ clean: ## remove build output
 
 demo: build testbed-up ## replicate A->B on the local test bed with testdata/demo/mirror-maker.properties
 	go run ./scripts/demo
+
+bench: build testbed-up ## kmm replicate vs MirrorMaker 2 vs the ceiling -> docs/benchmarks.{md,json,png} (BENCH_SCALE, BENCH_REPEATS)
+	$(GO) run ./scripts/bench
+
+bench-smoke: build testbed-up ## the benchmark harness at tiny sizes (CI): checks it end to end, output in .testbed/bench-smoke
+	BENCH_SMOKE=1 $(GO) run ./scripts/bench

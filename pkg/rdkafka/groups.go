@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -174,8 +175,20 @@ func (a *Admin) ListOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map
 			}
 		}
 		lastErr = err
-		if !retriable(err) {
+		if !retriable(err) && !IsCode(err, kafka.ErrUnknownPartition) && !strings.Contains(err.Error(), "leader") {
 			break
+		}
+		{
+			// librdkafka checks partitions against its metadata cache: refresh it, the
+			// partitions may have just been created.
+			seen := map[string]bool{}
+			for _, tp := range tps {
+				if !seen[tp.Topic] {
+					seen[tp.Topic] = true
+					t := tp.Topic
+					_, _ = a.a.GetMetadata(&t, false, 5000)
+				}
+			}
 		}
 		if backoff > time.Second {
 			backoff = time.Second

@@ -301,3 +301,28 @@ func TestUnreachableFailsFast(t *testing.T) {
 	}
 	_ = errors.Unwrap(err)
 }
+
+// A long-lived admin client sees partitions added after it cached the topic's metadata.
+func TestRealListOffsetsAfterPartitionGrowth(t *testing.T) {
+	bed := testbed.Attach(t)
+	ctx := context.Background()
+	a := bed.A.Admin(t)
+	other := bed.A.Admin(t)
+	topic := testbed.Unique(t, "grow")
+	bed.A.CreateTopic(t, topic, 1, nil)
+	if _, err := a.ListOffsets(ctx, []rdkafka.TP{{Topic: topic}}, rdkafka.Latest); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreatePartitions(ctx, topic, 3); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := a.ListOffsets(ctx, []rdkafka.TP{{Topic: topic, Partition: 2}}, rdkafka.Latest)
+	if err != nil {
+		t.Fatalf("list offsets of a new partition with a cached client: %v", err)
+	}
+	if res[rdkafka.TP{Topic: topic, Partition: 2}].Offset != 0 {
+		t.Fatalf("offset %v", res)
+	}
+}
