@@ -1,8 +1,6 @@
 package mm2conf
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -10,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/kmmproject/kmm/mm2conf/clientconf"
+	"github.com/kmmproject/kmm/pkg/output"
 )
 
 // SchemaVersion of the JSON reports.
@@ -157,70 +153,10 @@ func NewCheckReport(c *Config, opts ReportOptions) *CheckReport {
 // RenderJSON writes the report as indented JSON.
 func (r *CheckReport) RenderJSON(w io.Writer) error { return writeJSON(w, r) }
 
-func writeJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
+func writeJSON(w io.Writer, v any) error { return output.WriteJSON(w, v) }
 
-func newTable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{
-				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off},
-				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
-			},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithTrimSpace(tw.Off),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
-	)
-}
-
-// renderTable renders rows and strips trailing blanks from each line.
-func renderTable(w io.Writer, header []string, rows [][]string) error {
-	var buf bytes.Buffer
-	t := newTable(&buf)
-	h := make([]any, len(header))
-	for i, s := range header {
-		h[i] = s
-	}
-	t.Header(h...)
-	for _, r := range rows {
-		cells := make([]any, len(r))
-		for i, s := range r {
-			if s == "" {
-				s = "-"
-			}
-			cells[i] = s
-		}
-		if err := t.Append(cells...); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	var out strings.Builder
-	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		out.WriteString(strings.TrimRight(line, " "))
-		out.WriteByte('\n')
-	}
-	_, err := io.WriteString(w, out.String())
-	return err
-}
+// renderTable renders rows as an aligned table.
+func renderTable(w io.Writer, header []string, rows [][]string) error { return output.Table(w, header, rows) }
 
 func yesNo(b bool) string {
 	if b {
