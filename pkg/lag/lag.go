@@ -1,0 +1,106 @@
+// Package lag computes replication lag from snapshots: per source partition, how many records
+// are not yet on the target and how old the oldest of them is, and which thresholds are
+// exceeded. It is pure: no I/O, no clock reads (the caller passes "now").
+package lag
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// PartitionInput is what the collector fetched for one replicated source partition.
+type PartitionInput struct {
+	Flow        string
+	Topic       string // source topic
+	RemoteTopic string
+	Partition   int32
+	SourceStart int64 // log start offset on S
+	SourceEnd   int64 // end offset (high watermark) on S
+	Stored      int64 // last replicated offset stored on T (mm2-offsets), -1 when none
+	// OldestUnreplicatedMs is the timestamp of the record at the next offset to replicate, 0
+	// when unknown or when nothing is unreplicated.
+	OldestUnreplicatedMs int64
+}
+
+// PartitionLag is one row of `kmm lag`.
+type PartitionLag struct {
+	Flow        string  `json:"flow"`
+	Topic       string  `json:"topic"`
+	RemoteTopic string  `json:"remote_topic"`
+	Partition   int32   `json:"partition"`
+	SourceEnd   int64   `json:"source_end_offset"`
+	Next        int64   `json:"next_offset"` // next source offset to replicate
+	LagRecords  int64   `json:"lag_records"`
+	LagSeconds  float64 `json:"lag_seconds"` // age of the oldest unreplicated record
+	Started     bool    `json:"started"`     // a position is stored on T
+	// LostToRetention counts records that were deleted on S before they were replicated
+	// (the stored position is behind the log start): they cannot be recovered.
+	LostToRetention int64 `json:"lost_to_retention"`
+}
+
+// Next returns the next offset to replicate: stored+1, or the log start when nothing is stored
+// (MM2's default auto.offset.reset=earliest).
+func Next(in PartitionInput) int64 {
+	if in.Stored >= 0 {
+		return in.Stored + 1
+	}
+	return in.SourceStart
+}
+
+// Compute turns inputs into rows, sorted by lag (largest first), then name.
+func Compute(ins []PartitionInput, now time.Time) []PartitionLag {
+	out := make([]PartitionLag, 0, len(ins))
+	for _, in := range ins {
+		next := Next(in)
+		r := PartitionLag{Flow: in.Flow, Topic: in.Topic, RemoteTopic: in.RemoteTopic, Partition: in.Partition,
+			SourceEnd: in.SourceEnd, Next: next, Started: in.Stored >= 0}
+		from := next
+		if from < in.SourceStart {
+			r.LostToRetention = in.SourceStart - from
+			from = in.SourceStart
+		}
+		if in.SourceEnd > from {
+			r.LagRecords = in.SourceEnd - from
+			if in.OldestUnreplicatedMs > 0 {
+				r.LagSeconds = max(0, float64(now.UnixMilli()-in.OldestUnreplicatedMs)/1000)
+			}
+		}
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.LagRecords != b.LagRecords {
+			return a.LagRecords > b.LagRecords
+		}
+		if a.Flow != b.Flow {
+			return a.Flow < b.Flow
+		}
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+// Thresholds are the limits of `--max-lag` and `--max-lag-time` (zero: off).
+type Thresholds struct {
+	MaxRecords int64
+	MaxTime    time.Duration
+}
+
+// Violations lists, in plain words, the rows over a threshold.
+func Violations(rows []PartitionLag, th Thresholds) []string {
+	var out []string
+	for _, r := range rows {
+		if th.MaxRecords > 0 && r.LagRecords > th.MaxRecords {
+			out = append(out, fmt.Sprintf("%s %s[%d]: %d records behind (limit %d)", r.Flow, r.Topic, r.Partition, r.LagRecords, th.MaxRecords))
+		}
+		if th.MaxTime > 0 && r.LagSeconds > th.MaxTime.Seconds() {
+			out = append(out, fmt.Sprintf("%s %s[%d]: oldest unreplicated record is %s old (limit %s)", r.Flow, r.Topic, r.Partition,
+				time.Duration(r.LagSeconds*float64(time.Second)).Round(time.Second), th.MaxTime))
+		}
+	}
+	return out
+}
