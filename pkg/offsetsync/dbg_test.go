@@ -3,5 +3,5 @@ package offsetsync
 import "testing"
 
 func TestDbg(t *testing.T) {
-	runModel(t, uint64(102), uint8('%'), []byte("222220222222221$227220&1$120"))
+	runModel(t, 0, uint8(0x1a), []byte("2212122201CCCC0212217&07$07"))
 }

@@ -39,6 +39,13 @@ type repl struct {
 	// boundUnknown: a crash lost the first sync of a run that had copied records, so the
 	// duplicates it wrote are invisible to every reader and the bound may be exceeded.
 	boundUnknown bool
+	// invisible: a crash lost the first sync after a target truncation; the truncation can
+	// then not be seen by any reader (nor by MM2), so no invariant can be checked any more.
+	invisible bool
+	// lost: source records whose copy a truncation removed. The truncation lost them; older
+	// duplicate copies may survive before the rewound part of the log, and a translation is
+	// not required to reach back to those.
+	lost map[int64]bool
 }
 
 type pend struct {
@@ -130,6 +137,9 @@ func (r *repl) restart(crash bool) {
 			if p.first {
 				r.boundUnknown = true
 			}
+			if p.postTrc != 0 {
+				r.invisible = true
+			}
 		}
 		r.pending = r.pending[:0] // unsent syncs die with the process
 	} else {
@@ -147,6 +157,18 @@ func (r *repl) truncate() {
 		return
 	}
 	l := r.rng.IntN(len(r.target))
+	if r.lost == nil {
+		r.lost = map[int64]bool{}
+	}
+	for _, u := range r.target[l:] {
+		r.lost[u] = true
+	}
+	if r.started && l == len(r.target)-1 {
+		// MM2's rule only sees downstream < previousDownstream: removing exactly the last
+		// record is invisible (the next record lands at the same offset). kmm's replicator
+		// copies that rule; see the report.
+		r.invisible = true
+	}
 	r.target = r.target[:l]
 	// Syncs still pending may point past the new end; they reach the topic before the
 	// post-truncation sync, which the reader then sees as a downstream rewind.
@@ -186,7 +208,7 @@ func newChecker(t *testing.T, r *repl) *checker {
 	c.minLast[end] = inf
 	for g := end - 1; g >= 0; g-- {
 		c.minLast[g] = c.minLast[g+1]
-		if p, ok := last[g]; ok && g < upcoming && p < c.minLast[g] {
+		if p, ok := last[g]; ok && g < upcoming && !r.lost[g] && p < c.minLast[g] {
 			c.minLast[g] = p
 		}
 	}
@@ -270,9 +292,11 @@ func FuzzMappingInvariants(f *testing.F) {
 	f.Fuzz(runModel)
 }
 
+const traceModel = false
+
 // runModel is the body of FuzzMappingInvariants.
 func runModel(t *testing.T, seed uint64, lagMax uint8, ops []byte) {
-		if len(ops) > 200 {
+	if len(ops) > 200 {
 		ops = ops[:200]
 	}
 	rng := rand.New(rand.NewPCG(seed, uint64(lagMax)))
@@ -308,11 +332,17 @@ func runModel(t *testing.T, seed uint64, lagMax uint8, ops []byte) {
 			r.flush()
 		}
 		feed()
+		if traceModel {
+			t.Logf("op %d: src %d next %d stored %d target %d pending %v written %v trunc %v", op%8, len(r.src), r.next, r.stored, len(r.target), r.pending, r.written, r.truncated)
+		}
 		if len(r.src) > 20_000 {
 			break
 		}
 		if h := live.History(tp); len(h) > live.MaxEntries() {
 			t.Fatalf("%d entries > cap", len(h))
+		}
+		if r.invisible {
+			return
 		}
 		if r.truncated || (i%7 != 6 && i != len(ops)-1) {
 			continue // a truncation the syncs do not show yet cannot be seen by any reader
@@ -340,8 +370,8 @@ func runModel(t *testing.T, seed uint64, lagMax uint8, ops []byte) {
 		// Caught up: everything copied, committed and flushed → the group at the end of
 		// the source is translated exactly to the end of the target.
 		if r.next == len(r.src) && len(r.pending) == 0 && r.delayed == nil && len(r.target) > 0 {
-			last, _, _ := live.Latest(tp)
-			if last.Downstream == int64(len(r.target)-1) {
+			last, _, ok := live.Latest(tp)
+			if ok && last.Downstream == int64(len(r.target)-1) {
 				g := r.src[len(r.src)-1] + 1
 				if tr := live.Translate(tp, g); !tr.Exact || tr.Downstream != int64(len(r.target)) {
 					t.Fatalf("caught-up group %d: %+v, target end %d", g, tr, len(r.target))
