@@ -72,7 +72,8 @@ func (r *Replicator) Run(ctx context.Context) error {
 		if err := f.Validate(); err != nil {
 			return kerr.Wrap(kerr.Usage, err)
 		}
-		engines = append(engines, &engine{flow: f, opt: opt, sink: opt.Sink, gaps: make(chan gapCheck, 256), lastWarn: map[string]time.Time{}})
+		engines = append(engines, &engine{flow: f, opt: opt, sink: opt.Sink, gaps: make(chan gapCheck, 256), lastWarn: map[string]time.Time{},
+			parts: map[string][]*pstate{}, remote: map[string]string{}})
 	}
 	r.engines.Store(&engines)
 	defer func() {
@@ -240,8 +241,6 @@ func (e *engine) start(ctx context.Context) error {
 			return err
 		}
 	}
-	e.parts = map[string][]*pstate{}
-	e.remote = map[string]string{}
 	// MM2's replication consumer: auto.offset.reset=earliest unless configured; the producer is
 	// idempotent with acks=all so records arrive once and in order per partition.
 	cons := rdkafka.Config{"auto.offset.reset": "earliest"}

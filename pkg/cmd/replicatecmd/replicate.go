@@ -4,6 +4,7 @@ package replicatecmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,8 +15,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kmmproject/kmm/pkg/buildinfo"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flowconf"
+	"github.com/kmmproject/kmm/pkg/httpapi"
+	"github.com/kmmproject/kmm/pkg/httpapi/replsource"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/replicator"
@@ -37,6 +41,8 @@ signal aborts at once (exit 130; records since the last stored position are copi
 			cmdutil.OutputFlag("text", "json"),
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long a drain may take after SIGINT/SIGTERM"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often progress is reported"},
+			&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz, /readyz and Connect-style /connectors on this address (e.g. 127.0.0.1:8083); off unless set"},
+			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
 			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target)"},
 		),
 		Action: func(c *cli.Context) error { return run(c, io, logger()) },
@@ -76,11 +82,27 @@ func run(c *cli.Context, io *iostreams.IOStreams, log *slog.Logger) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	rep := replicator.New(flows, replicator.Options{Sink: r, ShutdownTimeout: c.Duration("shutdown-timeout"),
+		ProgressEvery: c.Duration("progress-interval"), Force: c.Bool("force")})
+	if c.IsSet("listen") {
+		srv, err := httpapi.New(c.String("listen"), replsource.New(rep, flows), httpapi.Options{
+			AllowRemote: c.Bool("listen-allow-remote"), Configs: replsource.Configs(cfg),
+			Version: buildinfo.Version, Commit: buildinfo.Commit, Logger: log})
+		if errors.Is(err, httpapi.ErrNotLoopback) {
+			err = kerr.WithHint(err, "the endpoint has no authentication: use --listen 127.0.0.1:PORT, or --listen-allow-remote to expose it")
+		}
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer scancel()
+			_ = srv.Close(sctx)
+		}()
+		fmt.Fprintf(io.ErrOut, "kmm: serving http://%s (/metrics /healthz /readyz /connectors)\n", srv.Addr())
+	}
 	done := make(chan error, 1)
-	go func() {
-		done <- replicator.Run(ctx, flows, replicator.Options{Sink: r, ShutdownTimeout: c.Duration("shutdown-timeout"),
-			ProgressEvery: c.Duration("progress-interval"), Force: c.Bool("force")})
-	}()
+	go func() { done <- rep.Run(ctx) }()
 	signals := 0
 	for {
 		select {

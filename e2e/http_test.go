@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+)
+
+// `kmm replicate --listen` serves Prometheus metrics and the Connect-style status the tutorial
+// curls; a non-loopback address is refused with exit 2.
+func TestReplicateListen(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "http")
+	bed.A.CreateTopic(t, topic, 1, nil)
+	bed.A.Produce(t, seqRecords(topic, 1, 0, 250))
+	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic))
+	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
+	var base string
+	addr := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
+	testbed.Eventually(t, 30*time.Second, func() error {
+		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
+			base = "http://" + m[1]
+			return nil
+		}
+		return io.EOF
+	})
+	waitCount(t, bed.B, "A."+topic, 1, 250, time.Minute)
+	get := func(path string) string {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	testbed.Eventually(t, 20*time.Second, func() error {
+		m := get("/metrics")
+		want := `kmm_mirror_source_record_count_total{partition="0",source="A",target="B",topic="A.` + topic + `"} 250`
+		if !strings.Contains(m, want) {
+			return io.ErrUnexpectedEOF
+		}
+		return nil
+	})
+	if s := get("/connectors"); !strings.Contains(s, "A->B.MirrorSourceConnector") {
+		t.Fatalf("/connectors: %s", s)
+	}
+	if s := get("/connectors/A->B.MirrorSourceConnector/status"); !strings.Contains(s, `"state":"RUNNING"`) {
+		t.Fatalf("status: %s", s)
+	}
+	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	r := Run(t, "replicate", props, "--listen", "0.0.0.0:18083")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "--listen-allow-remote") {
+		t.Fatalf("non-loopback listen: exit %d\n%s", r.Code, r.Stderr)
+	}
+}

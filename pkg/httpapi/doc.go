@@ -1,0 +1,118 @@
+// Package httpapi is the HTTP endpoint of a running `kmm replicate`: Prometheus metrics,
+// health and readiness probes, and read-only Kafka Connect REST-compatible connector
+// listings and statuses, so monitoring written for MM2-on-Connect keeps working.
+//
+// It reads snapshots through the Source interface on each scrape or request and adds no cost
+// to the replication path. It must not import confluent-kafka-go or pkg/rdkafka (it builds
+// without cgo), must not print, and must not read flags or configuration files: the command
+// wires it up (pkg/httpapi/replsource adapts a replicator.Replicator).
+//
+// # Endpoints
+//
+//	GET /metrics                      Prometheus text format (kmm_*, go_*, process_*)
+//	GET /healthz                      200 {"status":"ok"} while the process serves
+//	GET /readyz                       200 when every flow runs; 503 {"status":"not ready","reasons":[...]}
+//	GET /                             {"version":...,"commit":...}
+//	GET /connectors[?expand=status|info]
+//	GET /connectors/{name}            {"name","config","tasks","type"}
+//	GET /connectors/{name}/config     the connector config, secrets hidden
+//	GET /connectors/{name}/status     Connect's status shape
+//	GET /connectors/{name}/tasks/{id}/status
+//	GET /connectors/{name}/offsets    resume positions, as Connect's KIP-875 endpoint shows them
+//	GET /{source}/{target}/connectors[/...]   the same, for one flow, with MM2's simple names
+//
+// Everything else is a Connect-style JSON error, {"error_code":404,"message":...}; methods
+// other than GET and HEAD get 405 (the API is read-only: connectors come from the MM2 file).
+//
+// # Connector names
+//
+// MM2 in dedicated mode runs one Connect herder per flow S->T, and each herder names its
+// connectors by their simple class names (MirrorSourceConnector, MirrorCheckpointConnector,
+// MirrorHeartbeatConnector), so names repeat across flows. One kmm process serves every flow,
+// so at the top level a connector is named "S->T.<simple name>", e.g.
+// "A->B.MirrorSourceConnector": the convention of Strimzi's KafkaMirrorMaker2, whose Connect
+// REST API on port 8083 is the one most MM2 users have curled. Names are stable when flows
+// are added. For pasted commands:
+//   - a bare simple name, GET /connectors/MirrorSourceConnector/status, resolves when exactly
+//     one flow runs that connector; with several, the 404 message lists the full names;
+//   - /{source}/{target}/connectors/... (MM2's per-flow REST prefix) answers with the simple
+//     names, as that flow's own Connect cluster would;
+//   - "->" may be sent raw (curl does) or percent-encoded (-%3E).
+//
+// An enabled flow has the source, checkpoint and heartbeat connectors; a heartbeats-only flow
+// only the heartbeat connector. States: FAILED (with the flow's error as "trace") when the
+// flow failed; UNASSIGNED while it is not running (starting, draining, stopped), and for the
+// checkpoint connector while FlowStats.CheckpointsRunning is false; RUNNING otherwise. Tasks:
+// one per replication pipeline (tasks.max) for the source connector; one for the checkpoint
+// and heartbeat connectors when they emit, else none. The worker_id is Options.WorkerID,
+// default "<hostname>:<port>". GET /connectors/{name} returns MM2's connector config of the
+// flow (Options.Configs, raw values as in the file, i.e. config-provider references stay
+// unresolved as in Connect) with keys that hold secrets shown as "[hidden]"; without a config
+// it returns only what kmm knows (aliases, tasks.max, enabled, name, connector.class).
+//
+// # Metrics
+//
+// MM2's JMX metrics (kafka.connect.mirror, mm2-compat.md §7.1) become Prometheus metrics with
+// the same tags in the same order and the same meaning: counters get _total, MM2's -avg and
+// -rate become _sum/_count summaries and counters to rate(), -max stays a gauge. The topic
+// label is the remote (target) topic, as in MM2. Label sets:
+//
+//	flow:            source, target
+//	partition:       source, target, topic, partition
+//	group:           source, target, group
+//	group partition: source, target, group, topic, partition
+//	client:          source, target, cluster, client, role
+//	broker:          source, target, cluster, client, role, broker
+//
+// Populated today (from replicator.Stats through replsource):
+//
+//	kmm_flow_up                                  gauge    flow       1 running, 0 starting/stopped/failed
+//	kmm_mirror_source_record_count_total         counter  partition  records acked by the target (MM2 record-count)
+//	kmm_mirror_source_byte_count_total           counter  partition  value bytes of those (MM2 byte-count)
+//	kmm_mirror_source_replication_latency_ms     summary  partition  ack time − record timestamp, _sum/_count (MM2 replication-latency-ms)
+//	kmm_mirror_source_replication_latency_ms_max gauge    partition  largest since start (MM2: over a 2×30 s window)
+//	kmm_replication_lag_records                  gauge    partition  source end − next offset to replicate
+//	kmm_replication_lag_seconds                  gauge    partition  age of the oldest unreplicated record (approximate, below)
+//	kmm_retention_gap_records_total              counter  partition  records deleted on S by retention before replication
+//	kmm_replication_source_end_offset            gauge    partition  source end offset (refreshed every 5 s)
+//	kmm_replication_acked_offset                 gauge    partition  last source offset acked by T
+//	kmm_replication_stored_offset                gauge    partition  last resume position stored in mm2-offsets.<S>.internal
+//	kmm_replication_last_ack_timestamp_seconds   gauge    partition  Unix time of the last ack
+//	kmm_build_info                               gauge    version, commit
+//	go_*, process_*                                                   Go runtime and process collectors
+//
+// Defined, exported only once a Source fills them (none does yet; no zeros are faked):
+//
+//	kmm_mirror_source_record_age_ms[_max]        summary+gauge partition  poll time − record timestamp (PartitionStats.RecordAge)
+//	kmm_mirror_heartbeat_count_total             counter  flow      heartbeats written (FlowStats.Heartbeats)
+//	kmm_mirror_heartbeat_last_timestamp_seconds  gauge    flow
+//	kmm_mirror_offset_sync_count_total           counter  flow      offset syncs written (FlowStats.OffsetSyncs)
+//	kmm_mirror_offset_sync_last_timestamp_seconds gauge   flow
+//	kmm_mirror_checkpoint_latency_ms[_max]       summary+gauge group partition  MM2 checkpoint-latency-ms (FlowStats.Checkpoints)
+//	kmm_checkpoint_age_seconds                   gauge    group     since the group's newest checkpoint
+//	kmm_checkpoint_skipped_active_groups         gauge    flow      groups not synced because active on T
+//	kmm_rdkafka_producer_queue_messages|bytes    gauge    client    librdkafka msg_cnt/msg_size (ClientStatsSource)
+//	kmm_rdkafka_broker_rtt_avg_seconds|p99_seconds gauge  broker    librdkafka rtt.avg/p99
+//	kmm_rdkafka_broker_outbuf_requests           gauge    broker    outbuf_cnt
+//	kmm_rdkafka_broker_waitresp_requests         gauge    broker    waitresp_cnt
+//
+// Rates are PromQL's: rate(kmm_mirror_source_record_count_total[1m]) is MM2's record-rate,
+// rate(..._replication_latency_ms_sum[5m]) / rate(..._replication_latency_ms_count[5m]) its
+// -avg.
+//
+// kmm_replication_lag_seconds is exact (now − timestamp of the oldest unreplicated record)
+// when the Source reports PartitionStats.OldestUnreplicatedMs. Until it does: 0 when the
+// record lag is 0; otherwise the time since the partition's last acknowledgement, i.e. how
+// long it has made no progress while records wait, which grows steadily for a stalled
+// partition and stays near 0 for a busy one. A partition that was idle and just received
+// records reads as its idle time until they are acked (milliseconds normally, since the lag
+// only turns positive when an end-offset refresh catches unacked records), so alert on it
+// with a `for:` clause. It is not exported while records wait and none was ever acked.
+//
+// # Binding
+//
+// The server has no authentication or TLS, and its answers reveal cluster aliases, topic
+// names and client settings. New therefore refuses any address other machines could reach
+// (":8083", "0.0.0.0:8083", a non-loopback IP or host name) unless Options.AllowRemote is
+// set; the default is DefaultAddr, 127.0.0.1:8083.
+package httpapi

@@ -1,0 +1,82 @@
+// Package replsource adapts a running replicator.Replicator to httpapi.Source, so pkg/httpapi
+// itself stays free of cgo (replicator links librdkafka). It owns the mapping from the
+// replicator's snapshots to the HTTP API's, and nothing else: it never prints or reads
+// configuration files.
+package replsource
+
+import (
+	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/httpapi"
+	"github.com/kmmproject/kmm/pkg/replicator"
+)
+
+// flowInfo is what the adapter copies from a replicator.Flow at construction, so it never
+// reads a Flow while Run validates it.
+type flowInfo struct {
+	name, source, target string
+	enabled, heartbeats  bool
+	tasks                int
+}
+
+// Source is an httpapi.Source over a replicator and the flows it runs.
+type Source struct {
+	r     *replicator.Replicator
+	flows []flowInfo
+}
+
+var _ httpapi.Source = (*Source)(nil)
+
+// New adapts r, which runs flows (the slice given to replicator.New). Call it before r.Run.
+// Every flow is listed from the start, not running until r.Run has started it.
+func New(r *replicator.Replicator, flows []*replicator.Flow) *Source {
+	s := &Source{r: r}
+	for _, f := range flows {
+		s.flows = append(s.flows, flowInfo{name: f.Name(), source: f.Source, target: f.Target,
+			enabled: f.Enabled, heartbeats: f.EmitHeartbeats, tasks: max(f.Tasks, 1)})
+	}
+	return s
+}
+
+// Stats returns one snapshot per flow, in the order of the flows given to New.
+//
+// Not populated yet, because replicator.FlowStats does not carry them: OldestUnreplicatedMs,
+// RecordAge, Heartbeats, OffsetSyncs, Checkpoints (and CheckpointsRunning is false).
+// ReplicationLatency.Count is the record count: the replicator skips the latency of records
+// without a timestamp (or with one in the future), so the average is slightly low then.
+func (s *Source) Stats() []httpapi.FlowStats {
+	byName := map[string]replicator.FlowStats{}
+	for _, fs := range s.r.Stats() {
+		byName[fs.Flow] = fs
+	}
+	out := make([]httpapi.FlowStats, 0, len(s.flows))
+	for _, f := range s.flows {
+		hs := httpapi.FlowStats{Source: f.source, Target: f.target, Enabled: f.enabled, Tasks: f.tasks, EmitHeartbeats: f.heartbeats}
+		if fs, ok := byName[f.name]; ok {
+			hs.Running, hs.Err = fs.Running, fs.Err
+			hs.Partitions = make([]httpapi.PartitionStats, len(fs.Partitions))
+			for i, p := range fs.Partitions {
+				hs.Partitions[i] = httpapi.PartitionStats{Topic: p.Topic, RemoteTopic: p.RemoteTopic, Partition: p.Partition,
+					Records: p.Records, Bytes: p.Bytes, Acked: p.Acked, Stored: p.Stored, SourceEnd: p.SourceEnd, Lag: p.Lag,
+					LostRecords: p.LostRecords, LastAckMs: p.LastAckMs,
+					ReplicationLatency: httpapi.Latency{Count: p.Records, SumMs: p.LatencySum, MaxMs: p.LatencyMax}}
+			}
+		}
+		out = append(out, hs)
+	}
+	return out
+}
+
+// Configs returns MM2's connector config of every flow of cfg, keyed "S->T", for
+// httpapi.Options.Configs. Values are as written (config-provider references unresolved, as
+// Kafka Connect's REST API shows them); httpapi hides the keys that hold secrets.
+func Configs(cfg *mm2conf.Config) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, f := range cfg.Flows {
+		m := make(map[string]string, len(f.Connector))
+		for k, v := range f.Connector {
+			m[k] = v.Raw
+		}
+		out[f.Name()] = m
+	}
+	return out
+}
