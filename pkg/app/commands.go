@@ -6,6 +6,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/cmd/configcmd"
 	"github.com/kmmproject/kmm/pkg/cmd/lagcmd"
 	"github.com/kmmproject/kmm/pkg/cmd/replicatecmd"
+	"github.com/kmmproject/kmm/pkg/cmd/statuscmd"
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
@@ -14,7 +15,7 @@ import (
 func commands(f *Factory) []*cli.Command {
 	return []*cli.Command{
 		replicatecmd.Command(f.IO, f.Logger),
-		notYet("status", "show the health of each replication flow"),
+		statuscmd.Command(f.IO),
 		lagcmd.Command(f.IO),
 		notYet("translate-offsets", "translate consumer group offsets from source to target"),
 		notYet("failover", "plan and execute a failover to the target cluster"),

@@ -4,11 +4,9 @@
 package lagcmd
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,8 +18,8 @@ import (
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/output"
-	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/replicator"
+	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
 // Command returns `kmm lag`.
@@ -75,7 +73,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	th := lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")}
 	topics := c.StringSlice("topic")
 	for {
-		rows, err := collect(c.Context, flows, topics)
+		rows, err := snapshot.Lag(c.Context, flows, topics)
 		if err != nil {
 			return err
 		}
@@ -134,111 +132,4 @@ func table(w io.Writer, rows []lag.PartitionLag) error {
 			fmt.Sprint(r.LagRecords), age, note})
 	}
 	return output.Table(w, []string{"FLOW", "TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "NEXT", "LAG", "LAG TIME", "NOTE"}, cells)
-}
-
-// collect reads, per flow, the selected source partitions' offsets and the positions stored on
-// the target, and the timestamps of the oldest unreplicated records.
-func collect(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.PartitionLag, error) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	var ins []lag.PartitionInput
-	for _, f := range flows {
-		src, err := rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin)
-		if err != nil {
-			return nil, err
-		}
-		defer src.Close()
-		tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
-		if err != nil {
-			return nil, err
-		}
-		defer tgt.Close()
-		for _, a := range []struct {
-			adm        *rdkafka.Admin
-			alias, boo string
-		}{{src, f.Source, f.SourceBootstrap}, {tgt, f.Target, f.TargetBootstrap}} {
-			if _, err := a.adm.Ping(ctx, 10*time.Second); err != nil {
-				return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", a.alias, a.boo, err)),
-					"check the cluster's bootstrap.servers and security settings (kmm config explain)")
-			}
-		}
-		ts, err := src.ListTopics(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var tps []rdkafka.TP
-		for t, info := range ts {
-			if !f.Selected(t) || (len(topics) > 0 && !slices.Contains(topics, t)) {
-				continue
-			}
-			for p := 0; p < info.Partitions; p++ {
-				tps = append(tps, rdkafka.TP{Topic: t, Partition: int32(p)})
-			}
-		}
-		if len(tps) == 0 {
-			continue
-		}
-		starts, err := src.ListOffsets(ctx, tps, rdkafka.Earliest)
-		if err != nil {
-			return nil, err
-		}
-		ends, err := src.ListOffsets(ctx, tps, rdkafka.Latest)
-		if err != nil {
-			return nil, err
-		}
-		stored, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
-		if err != nil {
-			return nil, err
-		}
-		need := map[rdkafka.TP]int64{}
-		var flowIns []lag.PartitionInput
-		for _, tp := range tps {
-			st, ok := stored[tp]
-			if !ok {
-				st = -1
-			}
-			in := lag.PartitionInput{Flow: f.Name(), Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.Source, tp.Topic), Partition: tp.Partition,
-				SourceStart: starts[tp].Offset, SourceEnd: ends[tp].Offset, Stored: st}
-			if next := max(lag.Next(in), in.SourceStart); next < in.SourceEnd {
-				need[tp] = next
-			}
-			flowIns = append(flowIns, in)
-		}
-		oldest := oldestTimestamps(ctx, f, need)
-		for i := range flowIns {
-			flowIns[i].OldestUnreplicatedMs = oldest[rdkafka.TP{Topic: flowIns[i].Topic, Partition: flowIns[i].Partition}]
-		}
-		ins = append(ins, flowIns...)
-	}
-	return lag.Compute(ins, time.Now()), nil
-}
-
-// oldestTimestamps reads one record at each given offset and returns its timestamp.
-func oldestTimestamps(ctx context.Context, f *replicator.Flow, at map[rdkafka.TP]int64) map[rdkafka.TP]int64 {
-	out := map[rdkafka.TP]int64{}
-	if len(at) == 0 {
-		return out
-	}
-	c, err := rdkafka.NewConsumer("cluster "+f.Source, f.SourceConsumer)
-	if err != nil {
-		return out
-	}
-	defer c.Close()
-	if err := c.Assign(at); err != nil {
-		return out
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(out) < len(at) && time.Now().Before(deadline) {
-		recs, err := c.Poll(ctx, 1000, 500*time.Millisecond)
-		if err != nil {
-			return out
-		}
-		for _, r := range recs {
-			tp := rdkafka.TP{Topic: r.Topic, Partition: r.Partition}
-			if _, seen := out[tp]; !seen {
-				out[tp] = r.Timestamp.UnixMilli()
-			}
-		}
-	}
-	return out
 }

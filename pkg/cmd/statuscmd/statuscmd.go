@@ -1,0 +1,121 @@
+// Package statuscmd implements `kmm status`: for every flow of an MM2 properties file, OK,
+// DEGRADED or DOWN with the reasons in plain words, from the clusters themselves (not local
+// state), so it works from any machine and while the source is down. Exit 3 when a flow is not
+// OK.
+package statuscmd
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flowconf"
+	"github.com/kmmproject/kmm/pkg/health"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/output"
+	"github.com/kmmproject/kmm/pkg/replicator"
+	"github.com/kmmproject/kmm/pkg/snapshot"
+)
+
+// Command returns `kmm status`.
+func Command(io *iostreams.IOStreams) *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show the health of each replication flow (OK, DEGRADED, DOWN and why)",
+		ArgsUsage: "mirror-maker.properties",
+		Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
+			&cli.DurationFlag{Name: "max-heartbeat-age", Usage: "heartbeats older than this make a flow DEGRADED (default max(1m, 10 × interval))"},
+			&cli.DurationFlag{Name: "max-progress-age", Usage: "no stored progress for this long while records wait makes a flow DEGRADED (default max(2m, 10 × flush interval))"},
+			&cli.Int64Flag{Name: "max-lag", Usage: "more records than this waiting makes a flow DEGRADED"},
+		),
+		Action: func(c *cli.Context) error { return run(c, io) },
+	}
+}
+
+func run(c *cli.Context, io *iostreams.IOStreams) error {
+	out, err := cmdutil.Output(c, "table", "json")
+	if err != nil {
+		return err
+	}
+	opts, err := cmdutil.LoadOptions(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := cmdutil.Load(opts, io.ErrOut)
+	if err != nil {
+		return err
+	}
+	all, err := flowconf.Replicator(cfg)
+	if err != nil {
+		return kerr.Wrap(kerr.Usage, err)
+	}
+	var flows []*replicator.Flow
+	for _, f := range all {
+		if err := f.Validate(); err != nil {
+			return kerr.Wrap(kerr.Usage, err)
+		}
+		flows = append(flows, f)
+	}
+	lim := health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"), MaxLagRecords: c.Int64("max-lag")}
+	var reps []health.Report
+	var bad []string
+	sts := snapshot.Status(c.Context, flows)
+	now := time.Now()
+	for _, st := range sts {
+		r := health.Evaluate(st, now, lim)
+		reps = append(reps, r)
+		if r.State != health.OK {
+			bad = append(bad, r.Flow+" "+string(r.State))
+		}
+	}
+	if out == "json" {
+		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "status", GeneratedAt: now.UTC(), Items: reps})
+	} else {
+		err = render(io, reps)
+	}
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return kerr.New(kerr.CheckFailed, "not OK: %s", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+func render(io *iostreams.IOStreams, reps []health.Report) error {
+	ages := func(ms int64) string {
+		if ms < 0 {
+			return "never"
+		}
+		return (time.Duration(ms) * time.Millisecond).Round(time.Second).String() + " ago"
+	}
+	var rows [][]string
+	for _, r := range reps {
+		state := string(r.State)
+		if io.ColorEnabled() {
+			switch r.State {
+			case health.OK:
+				state = "\033[32m" + state + "\033[0m"
+			case health.Degraded:
+				state = "\033[33m" + state + "\033[0m"
+			default:
+				state = "\033[31m" + state + "\033[0m"
+			}
+		}
+		rows = append(rows, []string{r.Flow, state, fmt.Sprintf("%d/%d", r.TopicsMatched-r.TopicsMissing, r.TopicsMatched), fmt.Sprint(r.Partitions),
+			fmt.Sprint(r.LagRecords), ages(r.HeartbeatAgeMs), ages(r.ProgressAgeMs)})
+	}
+	if err := output.Table(io.Out, []string{"FLOW", "STATE", "TOPICS ON TARGET", "PARTITIONS", "LAG", "LAST HEARTBEAT", "LAST PROGRESS"}, rows); err != nil {
+		return err
+	}
+	for _, r := range reps {
+		for _, why := range r.Reasons {
+			fmt.Fprintf(io.Out, "%s: %s\n", r.Flow, why)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+// Package health decides whether a replication flow is OK, DEGRADED or DOWN from a snapshot of
+// what the clusters show, and says why in plain words. It is pure: no I/O, no clock reads.
+package health
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/lag"
+)
+
+// FlowStatus is a snapshot of one flow, as collected from the clusters.
+type FlowStatus struct {
+	Flow              string
+	Source, Target    string
+	SourceBoot        string
+	TargetBoot        string
+	Enabled           bool
+	Heartbeats        bool
+	HeartbeatInterval time.Duration
+	FlushInterval     time.Duration
+	SourceErr         error // nil: reachable
+	TargetErr         error
+	SelectedTopics    []string // on S (nil when S is unreachable)
+	MissingOnT        []string // selected topics whose remote topic does not exist on T
+	Lag               []lag.PartitionLag
+	StoredParts       int       // partitions with a stored position on T
+	LastProgress      time.Time // newest resume-position record for this source on T
+	LastHeartbeat     time.Time // newest heartbeat (S,T) on T
+}
+
+// State of a flow.
+type State string
+
+// States, worst last.
+const (
+	OK       State = "OK"
+	Degraded State = "DEGRADED"
+	Down     State = "DOWN"
+)
+
+// Limits tune the judgement.
+type Limits struct {
+	MaxHeartbeatAge time.Duration // default max(60 s, 10 × interval)
+	MaxProgressAge  time.Duration // with records waiting; default max(2 min, 10 × flush interval)
+	MaxLagRecords   int64         // 0: off
+}
+
+// Report is the judgement of one flow, with the figures a person wants to see.
+type Report struct {
+	Flow            string   `json:"flow"`
+	State           State    `json:"state"`
+	Reasons         []string `json:"reasons"`
+	SourceReachable bool     `json:"source_reachable"`
+	TargetReachable bool     `json:"target_reachable"`
+	TopicsMatched   int      `json:"topics_matched"`
+	TopicsMissing   int      `json:"topics_missing_on_target"`
+	Partitions      int      `json:"partitions"`
+	LagRecords      int64    `json:"lag_records"`
+	MaxLagSeconds   float64  `json:"max_lag_seconds"`
+	LostToRetention int64    `json:"lost_to_retention"`
+	HeartbeatAgeMs  int64    `json:"heartbeat_age_ms"` // -1: none seen
+	ProgressAgeMs   int64    `json:"progress_age_ms"`  // -1: none stored
+}
+
+func age(now, t time.Time) int64 {
+	if t.IsZero() {
+		return -1
+	}
+	return max(0, now.Sub(t).Milliseconds()) // clocks of clusters and this host may differ slightly
+}
+
+func human(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// Evaluate judges one flow.
+func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
+	r := Report{Flow: s.Flow, State: OK, SourceReachable: s.SourceErr == nil, TargetReachable: s.TargetErr == nil,
+		TopicsMatched: len(s.SelectedTopics), TopicsMissing: len(s.MissingOnT), Partitions: len(s.Lag),
+		HeartbeatAgeMs: age(now, s.LastHeartbeat), ProgressAgeMs: age(now, s.LastProgress), Reasons: []string{}}
+	worse := func(st State, format string, args ...any) {
+		if st == Down || (st == Degraded && r.State == OK) {
+			r.State = st
+		}
+		r.Reasons = append(r.Reasons, fmt.Sprintf(format, args...))
+	}
+	if s.TargetErr != nil {
+		worse(Down, "target cluster %s (%s) is unreachable: %v", s.Target, s.TargetBoot, s.TargetErr)
+	}
+	if s.SourceErr != nil {
+		msg := "source cluster %s (%s) is unreachable: %v"
+		if s.TargetErr == nil && r.ProgressAgeMs >= 0 {
+			msg += fmt.Sprintf("; %s last stored progress %s ago", s.Target, human(r.ProgressAgeMs))
+		}
+		worse(Down, msg, s.Source, s.SourceBoot, s.SourceErr)
+	}
+	for _, l := range s.Lag {
+		r.LagRecords += l.LagRecords
+		r.MaxLagSeconds = max(r.MaxLagSeconds, l.LagSeconds)
+		r.LostToRetention += l.LostToRetention
+	}
+	if s.Heartbeats && s.TargetErr == nil {
+		maxHB := lim.MaxHeartbeatAge
+		if maxHB <= 0 {
+			maxHB = max(time.Minute, 10*s.HeartbeatInterval)
+		}
+		switch {
+		case r.HeartbeatAgeMs < 0:
+			worse(Degraded, "no heartbeat from %s on %s yet (is `kmm replicate` or MM2 running for this flow?)", s.Flow, s.Target)
+		case time.Duration(r.HeartbeatAgeMs)*time.Millisecond > maxHB:
+			worse(Degraded, "no heartbeat from %s for %s", s.Flow, human(r.HeartbeatAgeMs))
+		}
+	}
+	if !s.Enabled || s.SourceErr != nil || s.TargetErr != nil {
+		return r
+	}
+	if len(s.MissingOnT) > 0 {
+		worse(Degraded, "%d topic(s) not yet on %s: %s", len(s.MissingOnT), s.Target, list(s.MissingOnT))
+	}
+	if r.LostToRetention > 0 {
+		n := 0
+		for _, l := range s.Lag {
+			if l.LostToRetention > 0 {
+				n++
+			}
+		}
+		worse(Degraded, "%d partition(s) lost %d record(s) to retention on %s before they were replicated", n, r.LostToRetention, s.Source)
+	}
+	maxProg := lim.MaxProgressAge
+	if maxProg <= 0 {
+		maxProg = max(2*time.Minute, 10*s.FlushInterval)
+	}
+	if r.LagRecords > 0 {
+		switch {
+		case r.ProgressAgeMs < 0:
+			worse(Degraded, "%d record(s) wait and no progress is stored on %s (is `kmm replicate` running?)", r.LagRecords, s.Target)
+		case time.Duration(r.ProgressAgeMs)*time.Millisecond > maxProg:
+			worse(Degraded, "no progress for %s while %d record(s) wait", human(r.ProgressAgeMs), r.LagRecords)
+		}
+	}
+	if lim.MaxLagRecords > 0 && r.LagRecords > lim.MaxLagRecords {
+		worse(Degraded, "%d records behind (limit %d)", r.LagRecords, lim.MaxLagRecords)
+	}
+	return r
+}
+
+func list(s []string) string {
+	if len(s) > 5 {
+		return strings.Join(s[:5], ", ") + fmt.Sprintf(" and %d more", len(s)-5)
+	}
+	return strings.Join(s, ", ")
+}

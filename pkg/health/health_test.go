@@ -1,0 +1,50 @@
+package health
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/lag"
+)
+
+func TestEvaluate(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	base := FlowStatus{Flow: "A->B", Source: "A", Target: "B", SourceBoot: "a:9092", TargetBoot: "b:9092", Enabled: true, Heartbeats: true,
+		HeartbeatInterval: time.Second, FlushInterval: 5 * time.Second, SelectedTopics: []string{"t"},
+		Lag: []lag.PartitionLag{{Topic: "t", Partition: 0}}, StoredParts: 1,
+		LastProgress: now.Add(-3 * time.Second), LastHeartbeat: now.Add(-time.Second)}
+	if r := Evaluate(base, now, Limits{}); r.State != OK || len(r.Reasons) != 0 {
+		t.Fatalf("healthy: %+v", r)
+	}
+	cases := []struct {
+		name  string
+		edit  func(*FlowStatus)
+		state State
+		want  string
+	}{
+		{"target down", func(s *FlowStatus) { s.TargetErr = errors.New("timeout") }, Down, "target cluster B (b:9092) is unreachable"},
+		{"source down", func(s *FlowStatus) { s.SourceErr = errors.New("timeout") }, Down, "B last stored progress 3s ago"},
+		{"old heartbeat", func(s *FlowStatus) { s.LastHeartbeat = now.Add(-2 * time.Minute) }, Degraded, "no heartbeat from A->B for 2m0s"},
+		{"no heartbeat", func(s *FlowStatus) { s.LastHeartbeat = time.Time{} }, Degraded, "no heartbeat from A->B on B yet"},
+		{"missing topic", func(s *FlowStatus) { s.MissingOnT = []string{"t"} }, Degraded, "1 topic(s) not yet on B: t"},
+		{"retention", func(s *FlowStatus) { s.Lag = []lag.PartitionLag{{LostToRetention: 7}} }, Degraded, "lost 7 record(s) to retention on A"},
+		{"stalled", func(s *FlowStatus) {
+			s.Lag = []lag.PartitionLag{{LagRecords: 10}}
+			s.LastProgress = now.Add(-5 * time.Minute)
+		}, Degraded, "no progress for 5m0s while 10 record(s) wait"},
+		{"never ran", func(s *FlowStatus) {
+			s.Lag = []lag.PartitionLag{{LagRecords: 10}}
+			s.LastProgress = time.Time{}
+		}, Degraded, "no progress is stored on B"},
+	}
+	for _, c := range cases {
+		s := base
+		c.edit(&s)
+		r := Evaluate(s, now, Limits{})
+		if r.State != c.state || !strings.Contains(strings.Join(r.Reasons, "|"), c.want) {
+			t.Errorf("%s: %s %q", c.name, r.State, r.Reasons)
+		}
+	}
+}

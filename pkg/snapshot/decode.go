@@ -1,0 +1,27 @@
+package snapshot
+
+import (
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/mm2wire"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+	"github.com/kmmproject/kmm/pkg/replicator"
+)
+
+type heartbeat struct {
+	src, tgt string
+	ts       time.Time
+}
+
+func decodeHeartbeat(r rdkafka.Record) (heartbeat, error) {
+	hb, err := mm2wire.DecodeHeartbeat(r.Key, r.Value)
+	if err != nil {
+		return heartbeat{}, err
+	}
+	return heartbeat{src: hb.SourceClusterAlias, tgt: hb.TargetClusterAlias, ts: time.UnixMilli(hb.Timestamp)}, nil
+}
+
+func isSourcePosition(r rdkafka.Record, cluster string) bool {
+	k, err := mm2wire.DecodeSourceOffsetKey(r.Key)
+	return err == nil && k.Connector == replicator.SourceConnectorName && k.Cluster == cluster
+}

@@ -1,0 +1,275 @@
+// Package snapshot fetches what read commands (lag, status) compute on: source offsets, the
+// resume positions stored on the target, heartbeat and progress ages, each cluster's
+// reachability. It reads only; it never writes to a cluster.
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/health"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/lag"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+	"github.com/kmmproject/kmm/pkg/replicator"
+)
+
+// Lag reads, per flow, the selected source partitions' offsets and the positions stored on
+// the target, and the timestamps of the oldest unreplicated records.
+func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.PartitionLag, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var ins []lag.PartitionInput
+	for _, f := range flows {
+		src, err := rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin)
+		if err != nil {
+			return nil, err
+		}
+		defer src.Close()
+		tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
+		if err != nil {
+			return nil, err
+		}
+		defer tgt.Close()
+		for _, a := range []struct {
+			adm        *rdkafka.Admin
+			alias, boo string
+		}{{src, f.Source, f.SourceBootstrap}, {tgt, f.Target, f.TargetBootstrap}} {
+			if _, err := a.adm.Ping(ctx, 10*time.Second); err != nil {
+				return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", a.alias, a.boo, err)),
+					"check the cluster's bootstrap.servers and security settings (kmm config explain)")
+			}
+		}
+		ts, err := src.ListTopics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var tps []rdkafka.TP
+		for t, info := range ts {
+			if !f.Selected(t) || (len(topics) > 0 && !slices.Contains(topics, t)) {
+				continue
+			}
+			for p := 0; p < info.Partitions; p++ {
+				tps = append(tps, rdkafka.TP{Topic: t, Partition: int32(p)})
+			}
+		}
+		if len(tps) == 0 {
+			continue
+		}
+		starts, err := src.ListOffsets(ctx, tps, rdkafka.Earliest)
+		if err != nil {
+			return nil, err
+		}
+		ends, err := src.ListOffsets(ctx, tps, rdkafka.Latest)
+		if err != nil {
+			return nil, err
+		}
+		stored, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
+		if err != nil {
+			return nil, err
+		}
+		need := map[rdkafka.TP]int64{}
+		var flowIns []lag.PartitionInput
+		for _, tp := range tps {
+			st, ok := stored[tp]
+			if !ok {
+				st = -1
+			}
+			in := lag.PartitionInput{Flow: f.Name(), Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.Source, tp.Topic), Partition: tp.Partition,
+				SourceStart: starts[tp].Offset, SourceEnd: ends[tp].Offset, Stored: st}
+			if next := max(lag.Next(in), in.SourceStart); next < in.SourceEnd {
+				need[tp] = next
+			}
+			flowIns = append(flowIns, in)
+		}
+		oldest := oldestTimestamps(ctx, f, need)
+		for i := range flowIns {
+			flowIns[i].OldestUnreplicatedMs = oldest[rdkafka.TP{Topic: flowIns[i].Topic, Partition: flowIns[i].Partition}]
+		}
+		ins = append(ins, flowIns...)
+	}
+	return lag.Compute(ins, time.Now()), nil
+}
+
+// oldestTimestamps reads one record at each given offset and returns its timestamp.
+func oldestTimestamps(ctx context.Context, f *replicator.Flow, at map[rdkafka.TP]int64) map[rdkafka.TP]int64 {
+	out := map[rdkafka.TP]int64{}
+	if len(at) == 0 {
+		return out
+	}
+	c, err := rdkafka.NewConsumer("cluster "+f.Source, f.SourceConsumer)
+	if err != nil {
+		return out
+	}
+	defer c.Close()
+	if err := c.Assign(at); err != nil {
+		return out
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(out) < len(at) && time.Now().Before(deadline) {
+		recs, err := c.Poll(ctx, 1000, 500*time.Millisecond)
+		if err != nil {
+			return out
+		}
+		for _, r := range recs {
+			tp := rdkafka.TP{Topic: r.Topic, Partition: r.Partition}
+			if _, seen := out[tp]; !seen {
+				out[tp] = r.Timestamp.UnixMilli()
+			}
+		}
+	}
+	return out
+}
+
+// Status collects the status of every flow. Unreachable clusters are recorded, not returned as
+// errors, so the report can say what the other side knows.
+func Status(ctx context.Context, flows []*replicator.Flow) []health.FlowStatus {
+	var out []health.FlowStatus
+	for _, f := range flows {
+		out = append(out, flowStatus(ctx, f))
+	}
+	return out
+}
+
+func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
+	st := health.FlowStatus{Flow: f.Name(), Source: f.Source, Target: f.Target, SourceBoot: f.SourceBootstrap, TargetBoot: f.TargetBootstrap,
+		Enabled: f.Enabled, Heartbeats: f.EmitHeartbeats, HeartbeatInterval: f.HeartbeatInterval, FlushInterval: f.OffsetFlushInterval}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	open := func(alias string, cfg rdkafka.Config) (*rdkafka.Admin, error) {
+		a, err := rdkafka.NewAdmin("cluster "+alias, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := a.Ping(ctx, 10*time.Second); err != nil {
+			a.Close()
+			return nil, err
+		}
+		return a, nil
+	}
+	src, serr := open(f.Source, f.SourceAdmin)
+	st.SourceErr = serr
+	if src != nil {
+		defer src.Close()
+	}
+	tgt, terr := open(f.Target, f.TargetAdmin)
+	st.TargetErr = terr
+	if tgt != nil {
+		defer tgt.Close()
+	}
+	if tgt != nil {
+		st.LastHeartbeat = lastHeartbeat(ctx, tgt, f)
+		if f.Enabled {
+			st.LastProgress, st.StoredParts = lastProgress(ctx, tgt, f)
+		}
+	}
+	if src == nil || !f.Enabled {
+		return st
+	}
+	ts, err := src.ListTopics(ctx)
+	if err != nil {
+		st.SourceErr = err
+		return st
+	}
+	for t := range ts {
+		if f.Selected(t) {
+			st.SelectedTopics = append(st.SelectedTopics, t)
+		}
+	}
+	slices.Sort(st.SelectedTopics)
+	if tgt != nil {
+		if tts, err := tgt.ListTopics(ctx); err == nil {
+			for _, t := range st.SelectedTopics {
+				if _, ok := tts[f.Policy.FormatRemoteTopic(f.Source, t)]; !ok {
+					st.MissingOnT = append(st.MissingOnT, t)
+				}
+			}
+		}
+		if rows, err := Lag(ctx, []*replicator.Flow{f}, nil); err == nil {
+			st.Lag = rows
+		}
+	}
+	return st
+}
+
+// lastHeartbeat returns the timestamp of the newest heartbeat keyed (S,T) among the last
+// records of T's heartbeats topic.
+func lastHeartbeat(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) time.Time {
+	recs := tailRecords(ctx, tgt, f.TargetConsumer, f.Policy.HeartbeatsTopic(), 200)
+	var newest time.Time
+	for _, r := range recs {
+		hb, err := decodeHeartbeat(r)
+		if err == nil && hb.src == f.Source && hb.tgt == f.Target && hb.ts.After(newest) {
+			newest = hb.ts
+		}
+	}
+	return newest
+}
+
+// lastProgress returns the newest resume-position record time for this source on T and how
+// many partitions have a stored position.
+func lastProgress(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) (time.Time, int) {
+	pos, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
+	if err != nil {
+		return time.Time{}, 0
+	}
+	recs := tailRecords(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, 50)
+	var newest time.Time
+	for _, r := range recs {
+		if isSourcePosition(r, f.Source) && r.Timestamp.After(newest) {
+			newest = r.Timestamp
+		}
+	}
+	return newest, len(pos)
+}
+
+// tailRecords reads up to n last records of every partition of topic.
+func tailRecords(ctx context.Context, a *rdkafka.Admin, cfg rdkafka.Config, topic string, n int64) []rdkafka.Record {
+	ts, err := a.ListTopics(ctx)
+	if err != nil || ts[topic].Partitions == 0 {
+		return nil
+	}
+	var tps []rdkafka.TP
+	for p := 0; p < ts[topic].Partitions; p++ {
+		tps = append(tps, rdkafka.TP{Topic: topic, Partition: int32(p)})
+	}
+	starts, err1 := a.ListOffsets(ctx, tps, rdkafka.Earliest)
+	ends, err2 := a.ListOffsets(ctx, tps, rdkafka.Latest)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	at := map[rdkafka.TP]int64{}
+	want := 0
+	for _, tp := range tps {
+		if ends[tp].Offset > starts[tp].Offset {
+			at[tp] = max(starts[tp].Offset, ends[tp].Offset-n)
+			want += int(ends[tp].Offset - at[tp])
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	c, err := rdkafka.NewConsumer(a.Name(), cfg)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	if err := c.Assign(at); err != nil {
+		return nil
+	}
+	var out []rdkafka.Record
+	deadline := time.Now().Add(10 * time.Second)
+	for len(out) < want && time.Now().Before(deadline) {
+		recs, err := c.Poll(ctx, 5000, 300*time.Millisecond)
+		if err != nil {
+			break
+		}
+		if len(recs) == 0 {
+			break // compaction can leave fewer records than offsets
+		}
+		out = append(out, recs...)
+	}
+	return out
+}
