@@ -335,7 +335,7 @@ func runModel(t *testing.T, seed uint64, lagMax uint8, ops []byte) {
 		if traceModel {
 			t.Logf("op %d: src %d next %d stored %d target %d pending %v written %v trunc %v", op%8, len(r.src), r.next, r.stored, len(r.target), r.pending, r.written, r.truncated)
 		}
-		if len(r.src) > 20_000 {
+		if len(r.src) > 20_000 || len(r.target) > 30_000 {
 			break
 		}
 		if h := live.History(tp); len(h) > live.MaxEntries() {
