@@ -10,7 +10,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/flowconf"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // ConfigFlags are the flags that select and complete an MM2 configuration.
@@ -91,4 +93,28 @@ func Output(c *cli.Context, choices ...string) (string, error) {
 		}
 	}
 	return "", kerr.New(kerr.Usage, "-o must be %s, not %q", strings.Join(choices, " or "), o)
+}
+
+// LoadFlows reads the file named by the command line, prints its diagnostics, and returns the
+// configuration with its flows converted and validated for the engines (heartbeats-only flows
+// included; callers filter).
+func LoadFlows(c *cli.Context, errOut io.Writer) (*mm2conf.Config, []*replicator.Flow, error) {
+	opts, err := LoadOptions(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := Load(opts, errOut)
+	if err != nil {
+		return nil, nil, err
+	}
+	flows, err := flowconf.Replicator(cfg)
+	if err != nil {
+		return nil, nil, kerr.Wrap(kerr.Usage, err)
+	}
+	for _, f := range flows {
+		if err := f.Validate(); err != nil {
+			return nil, nil, kerr.Wrap(kerr.Usage, err)
+		}
+	}
+	return cfg, flows, nil
 }

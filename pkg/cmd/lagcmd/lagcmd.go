@@ -13,7 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
-	"github.com/kmmproject/kmm/pkg/flowconf"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
@@ -45,27 +44,15 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	if err != nil {
 		return err
 	}
-	opts, err := cmdutil.LoadOptions(c)
+	_, all, err := cmdutil.LoadFlows(c, io.ErrOut)
 	if err != nil {
 		return err
-	}
-	cfg, err := cmdutil.Load(opts, io.ErrOut)
-	if err != nil {
-		return err
-	}
-	all, err := flowconf.Replicator(cfg)
-	if err != nil {
-		return kerr.Wrap(kerr.Usage, err)
 	}
 	var flows []*replicator.Flow
 	for _, f := range all {
-		if !f.Enabled || (c.String("flow") != "" && f.Name() != c.String("flow")) {
-			continue
+		if f.Enabled && (c.String("flow") == "" || f.Name() == c.String("flow")) {
+			flows = append(flows, f)
 		}
-		if err := f.Validate(); err != nil {
-			return kerr.Wrap(kerr.Usage, err)
-		}
-		flows = append(flows, f)
 	}
 	if len(flows) == 0 {
 		return kerr.New(kerr.Usage, "no enabled flow matches --flow %q", c.String("flow"))

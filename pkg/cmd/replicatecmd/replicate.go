@@ -17,7 +17,6 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/buildinfo"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
-	"github.com/kmmproject/kmm/pkg/flowconf"
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/httpapi/replsource"
 	"github.com/kmmproject/kmm/pkg/iostreams"
@@ -54,17 +53,9 @@ func run(c *cli.Context, io *iostreams.IOStreams, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	opts, err := cmdutil.LoadOptions(c)
+	cfg, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
 	if err != nil {
 		return err
-	}
-	cfg, err := cmdutil.Load(opts, io.ErrOut)
-	if err != nil {
-		return err
-	}
-	flows, err := flowconf.Replicator(cfg)
-	if err != nil {
-		return kerr.Wrap(kerr.Usage, err)
 	}
 	for _, f := range flows {
 		what := "records, offset syncs, heartbeats"

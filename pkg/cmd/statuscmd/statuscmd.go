@@ -12,12 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
-	"github.com/kmmproject/kmm/pkg/flowconf"
 	"github.com/kmmproject/kmm/pkg/health"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
-	"github.com/kmmproject/kmm/pkg/replicator"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
@@ -41,24 +39,9 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	if err != nil {
 		return err
 	}
-	opts, err := cmdutil.LoadOptions(c)
+	_, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
 	if err != nil {
 		return err
-	}
-	cfg, err := cmdutil.Load(opts, io.ErrOut)
-	if err != nil {
-		return err
-	}
-	all, err := flowconf.Replicator(cfg)
-	if err != nil {
-		return kerr.Wrap(kerr.Usage, err)
-	}
-	var flows []*replicator.Flow
-	for _, f := range all {
-		if err := f.Validate(); err != nil {
-			return kerr.Wrap(kerr.Usage, err)
-		}
-		flows = append(flows, f)
 	}
 	lim := health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"), MaxLagRecords: c.Int64("max-lag")}
 	var reps []health.Report
