@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/kmmproject/kmm/mm2conf/clientconf"
 	"github.com/kmmproject/kmm/pkg/output"
 )
@@ -156,7 +155,9 @@ func (r *CheckReport) RenderJSON(w io.Writer) error { return writeJSON(w, r) }
 func writeJSON(w io.Writer, v any) error { return output.WriteJSON(w, v) }
 
 // renderTable renders rows as an aligned table.
-func renderTable(w io.Writer, header []string, rows [][]string) error { return output.Table(w, header, rows) }
+func renderTable(w io.Writer, header []string, rows [][]string) error {
+	return output.Table(w, header, rows)
+}
 
 func yesNo(b bool) string {
 	if b {

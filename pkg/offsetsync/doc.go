@@ -43,6 +43,13 @@
 // partition, in MM2 and in kmm), which hides the exact restart point; keeping the syncs before it
 // could then under-report the bound, so kmm resets like MM2 instead of keeping a prefix.
 //
+// What no reader can see: translations never skip a record as long as the writer's first sync
+// after a target truncation reaches the topic (MM2's rule also misses a truncation of exactly
+// the last record: the next record lands at the same offset). The bound additionally assumes
+// that the first sync of every replication run reaches the topic; a run whose first sync was
+// coalesced away or lost in a crash wrote duplicates the syncs do not show, and a group may
+// re-read those too. FuzzMappingInvariants models all of this.
+//
 // # Loading
 //
 // Load rebuilds a Store from the offset-syncs topic (partition 0, from the beginning) through
