@@ -327,7 +327,7 @@ func (b *Bed) JavaConsole(t testing.TB, c Cluster, topic, formatter string, n in
 	t.Helper()
 	cmd := exec.Command("java", "-cp", b.Classpath(t), "-Dlog4j2.level=WARN",
 		"org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", c.Bootstrap, "--topic", topic,
-		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "20000", "--formatter", formatter)
+		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "5000", "--formatter", formatter)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil && out.Len() == 0 {

@@ -22,6 +22,8 @@ const (
 	DefaultRefreshTopicsInterval = 10 * time.Second
 	// DefaultOffsetFlushInterval replaces Connect's 60 s offset.flush.interval.ms.
 	DefaultOffsetFlushInterval = 5 * time.Second
+	// DefaultSyncGroupOffsetsInterval replaces MM2's 60 s sync.group.offsets.interval.seconds.
+	DefaultSyncGroupOffsetsInterval = 5 * time.Second
 )
 
 // Policy builds the replication policy of a flow.
@@ -96,25 +98,30 @@ func ReplicatorFlow(f *mm2conf.Flow) (*replicator.Flow, error) {
 		Source: f.Source, Target: f.Target, Enabled: f.Features.Data,
 		SourceConsumer: client(f, "source-consumer"), SourceAdmin: client(f, "source-admin"), SourceProducer: client(f, "source-producer"),
 		TargetProducer: client(f, "target-producer"), TargetAdmin: client(f, "target-admin"), TargetConsumer: client(f, "target-consumer"),
-		Policy:                p,
-		ReplicationFactor:     s.ReplicationFactor,
-		HeartbeatsReplication: s.HeartbeatsReplication,
-		UseDefaultsFromSource: s.UseDefaultsFrom == "source",
-		RefreshTopics:         s.RefreshTopics,
-		RefreshTopicsInterval: s.RefreshTopicsInterval,
-		SyncTopicConfigs:      f.Features.TopicConfigSync,
-		SyncConfigsInterval:   s.SyncTopicConfigsInterval,
-		SyncTopicACLs:         f.Features.ACLSync,
-		SyncACLsInterval:      s.SyncTopicACLsInterval,
-		EmitOffsetSyncs:       f.Features.OffsetSyncs,
-		OffsetSyncsOnTarget:   s.OffsetSyncsTopicLocation == "target",
-		OffsetLagMax:          s.OffsetLagMax,
-		OffsetSyncsRF:         int(s.OffsetSyncsTopicReplicationFactor),
-		EmitHeartbeats:        f.Features.Heartbeats,
-		HeartbeatInterval:     s.EmitHeartbeatsInterval,
-		HeartbeatsRF:          int(s.HeartbeatsTopicReplicationFactor),
-		Tasks:                 s.TasksMax,
-		AdminTimeout:          s.AdminTimeout,
+		Policy:                   p,
+		ReplicationFactor:        s.ReplicationFactor,
+		HeartbeatsReplication:    s.HeartbeatsReplication,
+		UseDefaultsFromSource:    s.UseDefaultsFrom == "source",
+		RefreshTopics:            s.RefreshTopics,
+		RefreshTopicsInterval:    s.RefreshTopicsInterval,
+		SyncTopicConfigs:         f.Features.TopicConfigSync,
+		SyncConfigsInterval:      s.SyncTopicConfigsInterval,
+		SyncTopicACLs:            f.Features.ACLSync,
+		SyncACLsInterval:         s.SyncTopicACLsInterval,
+		EmitOffsetSyncs:          f.Features.OffsetSyncs,
+		OffsetSyncsOnTarget:      s.OffsetSyncsTopicLocation == "target",
+		OffsetLagMax:             s.OffsetLagMax,
+		OffsetSyncsRF:            int(s.OffsetSyncsTopicReplicationFactor),
+		EmitCheckpoints:          f.Features.Checkpoints,
+		CheckpointsRF:            int(s.CheckpointsTopicReplicationFactor),
+		CheckpointPollInterval:   s.EmitCheckpointsInterval,
+		SyncGroupOffsets:         f.Features.GroupOffsetSync,
+		SyncGroupOffsetsInterval: s.SyncGroupOffsetsInterval,
+		EmitHeartbeats:           f.Features.Heartbeats,
+		HeartbeatInterval:        s.EmitHeartbeatsInterval,
+		HeartbeatsRF:             int(s.HeartbeatsTopicReplicationFactor),
+		Tasks:                    s.TasksMax,
+		AdminTimeout:             s.AdminTimeout,
 	}
 	r.SourceBootstrap = r.SourceAdmin["bootstrap.servers"]
 	r.TargetBootstrap = r.TargetAdmin["bootstrap.servers"]
@@ -123,6 +130,12 @@ func ReplicatorFlow(f *mm2conf.Flow) (*replicator.Flow, error) {
 	}
 	if f.ConfigPropertyFilter != nil {
 		r.ConfigExcluded = f.ConfigPropertyFilter.Match
+	}
+	if f.GroupFilter != nil {
+		r.GroupFilter = f.GroupFilter.Match
+	}
+	if isDefault(f, "sync.group.offsets.interval.seconds") {
+		r.SyncGroupOffsetsInterval = DefaultSyncGroupOffsetsInterval
 	}
 	if isDefault(f, "refresh.topics.interval.seconds") {
 		r.RefreshTopicsInterval = DefaultRefreshTopicsInterval

@@ -146,10 +146,17 @@ func (c *Copier) Parts() []*CopyPart {
 	return out
 }
 
-// OnDeliveryGoroutine runs f on the delivery goroutine, serialised with Acked calls.
+// OnDeliveryGoroutine runs f on the delivery goroutine, serialised with Acked calls, and waits
+// until it has run (or the delivery goroutine has ended).
 func (c *Copier) OnDeliveryGoroutine(f func()) {
+	ran := make(chan struct{})
 	select {
-	case c.calls <- f:
+	case c.calls <- func() { f(); close(ran) }:
+	case <-c.done:
+		return
+	}
+	select {
+	case <-ran:
 	case <-c.done:
 	}
 }

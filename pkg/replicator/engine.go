@@ -176,7 +176,10 @@ type engine struct {
 	resume   map[rdkafka.TP]int64 // stored positions (last replicated offset)
 	progress *progressWriter
 	syncs    *syncWriter
+	ckpt     *checkpointer
 	hb       *heartbeater
+
+	syncCount atomic.Int64
 
 	gaps     chan gapCheck
 	partsMu  sync.RWMutex // guards parts and remote against Stats readers
@@ -241,6 +244,11 @@ func (e *engine) start(ctx context.Context) error {
 			return err
 		}
 	}
+	if f.EmitCheckpoints {
+		if e.ckpt, err = newCheckpointer(ctx, e); err != nil {
+			return err
+		}
+	}
 	// MM2's replication consumer: auto.offset.reset=earliest unless configured; the producer is
 	// idempotent with acks=all so records arrive once and in order per partition.
 	cons := rdkafka.Config{"auto.offset.reset": "earliest"}
@@ -287,9 +295,9 @@ func (e *engine) loop(ctx context.Context) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	now := time.Now()
-	next := struct{ refresh, configs, acls, flush, progress, ends time.Time }{
+	next := struct{ refresh, configs, acls, flush, progress, ends, promote time.Time }{
 		now.Add(f.RefreshTopicsInterval), now.Add(f.SyncConfigsInterval), now.Add(f.SyncACLsInterval),
-		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery), now}
+		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery), now, now.Add(f.SyncPromoteInterval)}
 	for {
 		select {
 		case <-ctx.Done():
@@ -324,6 +332,11 @@ func (e *engine) loop(ctx context.Context) error {
 		if now.After(next.flush) {
 			e.commit(ctx)
 			next.flush = now.Add(f.OffsetFlushInterval)
+			next.promote = now.Add(f.SyncPromoteInterval)
+		}
+		if e.ckpt != nil && now.After(next.promote) {
+			e.promoteSyncs()
+			next.promote = now.Add(f.SyncPromoteInterval)
 		}
 		if now.After(next.ends) {
 			e.refreshEnds(ctx)
@@ -336,18 +349,25 @@ func (e *engine) loop(ctx context.Context) error {
 	}
 }
 
+// promoteSyncs turns every partition's delayed offset sync into a pending one (MM2 does this
+// at every commit).
+func (e *engine) promoteSyncs() {
+	if e.syncs == nil {
+		return
+	}
+	for _, c := range e.copiers {
+		c := c
+		c.OnDeliveryGoroutine(func() {
+			for _, p := range c.Parts() {
+				e.syncs.promote(p.State.(*pstate))
+			}
+		})
+	}
+}
+
 // commit stores acknowledged positions and promotes delayed offset syncs (MM2's commit()).
 func (e *engine) commit(ctx context.Context) {
-	if e.syncs != nil {
-		for _, c := range e.copiers {
-			c := c
-			c.OnDeliveryGoroutine(func() {
-				for _, p := range c.Parts() {
-					e.syncs.promote(p.State.(*pstate))
-				}
-			})
-		}
-	}
+	e.promoteSyncs()
 	if err := e.progress.store(ctx, e.allParts()); err != nil {
 		e.warnLimited("progress", fmt.Sprintf("storing progress in %s on %s: %v", e.flow.OffsetsTopic, e.flow.Target, err))
 	}
@@ -406,14 +426,7 @@ func (e *engine) drain(timeout time.Duration) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(5*time.Second))
 	defer cancel()
 	if e.syncs != nil {
-		for _, c := range e.copiers {
-			c := c
-			c.OnDeliveryGoroutine(func() {
-				for _, p := range c.Parts() {
-					e.syncs.promote(p.State.(*pstate))
-				}
-			})
-		}
+		e.promoteSyncs()
 		e.syncs.flush(ctx)
 	}
 	if err := e.progress.store(ctx, e.allParts()); err != nil {
@@ -435,7 +448,10 @@ func (e *engine) close() {
 		e.hb.close()
 	}
 	if e.syncs != nil {
-		e.syncs.close()
+		e.syncs.close() // before the checkpointer: the sync writer feeds it
+	}
+	if e.ckpt != nil {
+		e.ckpt.close()
 	}
 	if e.progress != nil {
 		e.progress.close()

@@ -18,6 +18,7 @@ const (
 	EvProgress       EventType = "progress"
 	EvWarning        EventType = "warning"
 	EvError          EventType = "error"
+	EvGroupSynced    EventType = "group_offsets_synced"
 	EvDraining       EventType = "draining"
 	EvStopped        EventType = "flow_stopped"
 )

@@ -47,6 +47,18 @@ type Flow struct {
 	OffsetLagMax        int64
 	OffsetSyncsRF       int
 
+	// Checkpoints (MirrorCheckpointConnector): group offsets of S translated into
+	// <S>.checkpoints.internal on T, followed as they are committed.
+	EmitCheckpoints          bool
+	GroupFilter              func(group string) bool
+	CheckpointsRF            int
+	CheckpointPollInterval   time.Duration // fallback polling when __consumer_offsets cannot be read
+	SyncGroupOffsets         bool
+	SyncGroupOffsetsInterval time.Duration
+	// SyncPromoteInterval promotes delayed offset syncs this often (MM2: at every commit), so a
+	// caught-up group translates exactly within about this time. Default 1 s.
+	SyncPromoteInterval time.Duration
+
 	EmitHeartbeats    bool
 	HeartbeatInterval time.Duration
 	HeartbeatsRF      int
@@ -95,6 +107,18 @@ func (f *Flow) Validate() error {
 	}
 	if f.HeartbeatInterval <= 0 {
 		f.HeartbeatInterval = time.Second
+	}
+	if f.CheckpointPollInterval <= 0 {
+		f.CheckpointPollInterval = 5 * time.Second
+	}
+	if f.SyncGroupOffsetsInterval <= 0 {
+		f.SyncGroupOffsetsInterval = 5 * time.Second
+	}
+	if f.SyncPromoteInterval <= 0 {
+		f.SyncPromoteInterval = time.Second
+	}
+	if f.GroupFilter == nil {
+		f.GroupFilter = func(string) bool { return true }
 	}
 	if f.RefreshTopicsInterval <= 0 {
 		f.RefreshTopicsInterval = 30 * time.Second

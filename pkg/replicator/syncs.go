@@ -13,14 +13,15 @@ import (
 // first record of a partition, when translation would lag by offset.lag.max or more, on a gap
 // in source offsets, or when the target offset went backwards; other acknowledged positions are
 // kept as "delayed" and promoted at every commit so quiet topics reach exact translation.
-// Pending syncs keep only the newest per partition; at most 10 are in flight.
+// Every due sync is written, in order (MM2 keeps only the newest pending one per partition,
+// which can leave a restarted partition without its first sync), in batches of up to 64.
 type syncWriter struct {
 	e     *engine
 	prod  *rdkafka.Producer
 	topic string
 
 	mu      sync.Mutex
-	pending map[*pstate][2]int64
+	pending map[*pstate][][2]int64 // every due sync is kept, in order (MM2 keeps only the newest)
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -45,7 +46,7 @@ func newSyncWriter(ctx context.Context, e *engine) (*syncWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &syncWriter{e: e, prod: p, topic: topic, pending: map[*pstate][2]int64{},
+	w := &syncWriter{e: e, prod: p, topic: topic, pending: map[*pstate][][2]int64{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go w.run(ctx)
 	return w, nil
@@ -54,7 +55,8 @@ func newSyncWriter(ctx context.Context, e *engine) (*syncWriter, error) {
 // onAck runs on the delivery goroutine that owns ps.
 func (w *syncWriter) onAck(ps *pstate, up, down int64) {
 	lagMax := w.e.flow.OffsetLagMax
-	due := !ps.syncStarted || down-(ps.lastSyncDown+1) >= lagMax || up-ps.prevUp != 1 || down < ps.prevDown
+	// down <= prevDown also catches a target truncated by exactly its last record.
+	due := !ps.syncStarted || down-(ps.lastSyncDown+1) >= lagMax || up-ps.prevUp != 1 || down <= ps.prevDown
 	ps.syncStarted = true
 	ps.prevUp, ps.prevDown = up, down
 	if !due {
@@ -77,7 +79,7 @@ func (w *syncWriter) promote(ps *pstate) {
 
 func (w *syncWriter) queue(ps *pstate, up, down int64) {
 	w.mu.Lock()
-	w.pending[ps] = [2]int64{up, down}
+	w.pending[ps] = append(w.pending[ps], [2]int64{up, down})
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -97,32 +99,40 @@ func (w *syncWriter) run(ctx context.Context) {
 	}
 }
 
-// flush writes every pending sync, ten at a time.
+// flush writes every pending sync.
 func (w *syncWriter) flush(ctx context.Context) {
 	w.mu.Lock()
 	pend := w.pending
-	w.pending = map[*pstate][2]int64{}
+	w.pending = map[*pstate][][2]int64{}
 	w.mu.Unlock()
-	batch := make([]rdkafka.Record, 0, 10)
+	batch := make([]rdkafka.Record, 0, 64)
+	var written []mm2wire.OffsetSync
 	send := func() {
 		if len(batch) == 0 {
 			return
 		}
 		if _, err := w.prod.ProduceSync(context.WithoutCancel(ctx), batch); err != nil {
 			w.e.warnLimited("offsetsync", fmt.Sprintf("writing offset syncs to %s: %v", w.topic, err))
+			written = written[:0]
+		} else if w.e.ckpt != nil {
+			w.e.ckpt.onSyncs(written)
 		}
-		batch = batch[:0]
+		w.e.syncCount.Add(int64(len(batch)))
+		batch, written = batch[:0], written[:0]
 	}
-	for ps, s := range pend {
-		os := mm2wire.OffsetSync{Topic: ps.p.SrcTopic, Partition: ps.p.Partition, UpstreamOffset: s[0], DownstreamOffset: s[1]}
-		k, err := os.AppendKey(nil)
-		if err != nil {
-			w.e.warnLimited("offsetsync-key", fmt.Sprintf("offset sync for %s: %v", ps.p.SrcTopic, err))
-			continue
-		}
-		batch = append(batch, rdkafka.Record{Topic: w.topic, Partition: 0, Key: k, Value: os.AppendValue(nil)})
-		if len(batch) == 10 {
-			send()
+	for ps, list := range pend {
+		for _, s := range list {
+			os := mm2wire.OffsetSync{Topic: ps.p.SrcTopic, Partition: ps.p.Partition, UpstreamOffset: s[0], DownstreamOffset: s[1]}
+			k, err := os.AppendKey(nil)
+			if err != nil {
+				w.e.warnLimited("offsetsync-key", fmt.Sprintf("offset sync for %s: %v", ps.p.SrcTopic, err))
+				continue
+			}
+			batch = append(batch, rdkafka.Record{Topic: w.topic, Partition: 0, Key: k, Value: os.AppendValue(nil)})
+			written = append(written, os)
+			if len(batch) == cap(batch) {
+				send()
+			}
 		}
 	}
 	send()

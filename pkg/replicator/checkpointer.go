@@ -1,0 +1,322 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/consumeroffsets"
+	"github.com/kmmproject/kmm/pkg/mm2read"
+	"github.com/kmmproject/kmm/pkg/mm2wire"
+	"github.com/kmmproject/kmm/pkg/offsetsync"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// checkpointer is kmm's MirrorCheckpointConnector: it follows the source groups' commits as they
+// happen (tailing __consumer_offsets, falling back to polling), translates them with the offset
+// mapping (rebuilt from the offset-syncs topic at start, then fed by the syncs this flow
+// writes), writes MM2-format checkpoints to <S>.checkpoints.internal on T, and, with
+// sync.group.offsets.enabled, commits them to idle groups on T.
+type checkpointer struct {
+	e       *engine
+	topic   string
+	prod    *rdkafka.Producer
+	tracker *checkpoint.Tracker
+	mapping *offsetsync.Store
+	store   *checkpoint.Store
+
+	writeMu   sync.Mutex
+	written   atomic.Int64
+	lastWrite atomic.Int64 // unix ms
+	skipped   sync.Map     // group -> reason (active on target)
+	tailing   atomic.Bool
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
+	f := e.flow
+	topic := f.Policy.CheckpointsTopic(f.Source)
+	if _, err := ensureTopic(ctx, e.tgt, topic, 1, f.CheckpointsRF, map[string]string{"cleanup.policy": "compact"}, "checkpoints.topic.replication.factor"); err != nil {
+		return nil, err
+	}
+	mapping := offsetsync.NewStore(offsetsync.Options{})
+	syncAdmin, syncCfg, other := e.src, f.SourceConsumer, f.Target
+	if f.OffsetSyncsOnTarget {
+		syncAdmin, syncCfg, other = e.tgt, f.TargetConsumer, f.Source
+	}
+	if _, err := mm2read.LoadOffsetSyncs(ctx, syncAdmin, syncCfg, f.Policy.OffsetSyncsTopic(other), mapping); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+		return nil, fmt.Errorf("flow %s: reading offset syncs: %w", f.Name(), err)
+	}
+	mapping.MarkLoaded()
+	store := checkpoint.NewStore()
+	if _, err := mm2read.LoadCheckpoints(ctx, e.tgt, f.TargetConsumer, topic, store, f.GroupFilter); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+		return nil, fmt.Errorf("flow %s: reading %s: %w", f.Name(), topic, err)
+	}
+	store.MarkLoaded()
+	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer)
+	if err != nil {
+		return nil, err
+	}
+	c := &checkpointer{e: e, topic: topic, prod: p, mapping: mapping, store: store, done: make(chan struct{}),
+		tracker: checkpoint.NewTracker(checkpoint.Config{Source: f.Source, Target: f.Target, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	go c.run(cctx)
+	return c, nil
+}
+
+func (c *checkpointer) close() {
+	c.cancel()
+	<-c.done
+	c.prod.Close()
+}
+
+// emit writes the checkpoints the decisions call for and confirms them to the tracker.
+func (c *checkpointer) emit(ctx context.Context, ds []checkpoint.Decision) {
+	cps := checkpoint.Emitted(ds)
+	if len(cps) == 0 {
+		return
+	}
+	recs := make([]rdkafka.Record, 0, len(cps))
+	now := time.Now()
+	for _, cp := range cps {
+		k, v, err := checkpoint.Record(cp)
+		if err != nil {
+			c.e.warnLimited("checkpoint-encode", fmt.Sprintf("checkpoint for group %s: %v", cp.Group, err))
+			continue
+		}
+		recs = append(recs, rdkafka.Record{Topic: c.topic, Partition: 0, Key: k, Value: v, Timestamp: now})
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := c.prod.ProduceSync(wctx, recs); err != nil {
+		c.e.warnLimited("checkpoint-write", fmt.Sprintf("writing checkpoints to %s on %s: %v (will retry)", c.topic, c.e.flow.Target, err))
+		return
+	}
+	c.tracker.Written(cps, now)
+	c.written.Add(int64(len(cps)))
+	c.lastWrite.Store(now.UnixMilli())
+}
+
+// onSyncs is called by the offset-sync writer after syncs were written.
+func (c *checkpointer) onSyncs(syncs []mm2wire.OffsetSync) {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	now := time.Now()
+	var ds []checkpoint.Decision
+	for _, s := range syncs {
+		_, d := c.tracker.AddSync(offsetsync.TP{Topic: s.Topic, Partition: s.Partition}, offsetsync.Sync{Upstream: s.UpstreamOffset, Downstream: s.DownstreamOffset}, now)
+		ds = append(ds, d...)
+	}
+	c.emit(context.Background(), ds)
+}
+
+func (c *checkpointer) update(ctx context.Context, group string, offs []checkpoint.SourceOffset, full bool) {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	var ds []checkpoint.Decision
+	if full {
+		ds = c.tracker.SetGroup(group, offs)
+	} else {
+		ds = c.tracker.UpdateOffsets(group, offs)
+	}
+	c.emit(ctx, ds)
+}
+
+func (c *checkpointer) run(ctx context.Context) {
+	defer close(c.done)
+	f := c.e.flow
+	// Start following __consumer_offsets before listing, so no commit falls between the two.
+	tail, tailErr := c.openTail(ctx)
+	if tailErr != nil {
+		c.e.warnLimited("checkpoint-tail", fmt.Sprintf("cannot follow __consumer_offsets on %s (%v): polling group offsets every %s instead", f.Source, tailErr, f.CheckpointPollInterval))
+	}
+	c.pollAll(ctx)
+	nextPoll := time.Now().Add(f.CheckpointPollInterval)
+	nextSync := time.Now().Add(f.SyncGroupOffsetsInterval)
+	if tail != nil {
+		defer tail.Close()
+		c.tailing.Store(true)
+		nextPoll = time.Now().Add(time.Minute) // a periodic full listing catches anything missed
+	}
+	for ctx.Err() == nil {
+		if tail != nil {
+			recs, err := tail.Poll(ctx, 5000, 200*time.Millisecond)
+			if err != nil && ctx.Err() == nil {
+				c.e.warnLimited("checkpoint-tail", fmt.Sprintf("following __consumer_offsets on %s: %v", f.Source, err))
+			}
+			c.applyCommits(ctx, recs)
+		} else {
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		now := time.Now()
+		if now.After(nextPoll) {
+			c.pollAll(ctx)
+			if tail != nil {
+				nextPoll = now.Add(time.Minute)
+			} else {
+				nextPoll = now.Add(f.CheckpointPollInterval)
+			}
+		}
+		if f.SyncGroupOffsets && now.After(nextSync) {
+			c.syncGroups(ctx)
+			nextSync = now.Add(f.SyncGroupOffsetsInterval)
+		}
+	}
+}
+
+func (c *checkpointer) openTail(ctx context.Context) (*rdkafka.Consumer, error) {
+	f := c.e.flow
+	ts, err := c.e.src.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := ts["__consumer_offsets"].Partitions
+	if n == 0 {
+		return nil, errors.New("__consumer_offsets is not visible")
+	}
+	tps := make([]rdkafka.TP, n)
+	for p := range tps {
+		tps[p] = rdkafka.TP{Topic: "__consumer_offsets", Partition: int32(p)}
+	}
+	ends, err := c.e.src.ListOffsets(ctx, tps, rdkafka.Latest)
+	if err != nil {
+		return nil, err
+	}
+	cons, err := rdkafka.NewConsumer("cluster "+f.Source, f.SourceConsumer)
+	if err != nil {
+		return nil, err
+	}
+	start := map[rdkafka.TP]int64{}
+	for _, tp := range tps {
+		start[tp] = ends[tp].Offset
+	}
+	if err := cons.Assign(start); err != nil {
+		cons.Close()
+		return nil, err
+	}
+	return cons, nil
+}
+
+func (c *checkpointer) applyCommits(ctx context.Context, recs []rdkafka.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	f := c.e.flow
+	byGroup := map[string][]checkpoint.SourceOffset{}
+	var order []string
+	for _, r := range recs {
+		cm, err := consumeroffsets.Decode(r.Key, r.Value)
+		if err != nil || !f.GroupFilter(cm.Group) {
+			continue
+		}
+		if _, seen := byGroup[cm.Group]; !seen {
+			order = append(order, cm.Group)
+		}
+		off := cm.Offset
+		if cm.Deleted {
+			off = -1
+		}
+		byGroup[cm.Group] = append(byGroup[cm.Group], checkpoint.SourceOffset{Topic: cm.Topic, Partition: cm.Partition, Offset: off, Metadata: cm.Metadata})
+	}
+	for _, g := range order {
+		c.update(ctx, g, byGroup[g], false)
+	}
+}
+
+// pollAll lists the source groups that pass the group filter and their committed offsets.
+func (c *checkpointer) pollAll(ctx context.Context) {
+	f := c.e.flow
+	pctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
+	defer cancel()
+	groups, err := c.e.src.ListGroups(pctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.e.warnLimited("checkpoint-groups", fmt.Sprintf("listing groups on %s: %v", f.Source, err))
+		}
+		return
+	}
+	for _, g := range groups {
+		if !f.GroupFilter(g.ID) {
+			continue
+		}
+		offs, err := c.e.src.ListGroupOffsets(pctx, g.ID)
+		if err != nil {
+			continue
+		}
+		var list []checkpoint.SourceOffset
+		for tp, om := range offs {
+			list = append(list, checkpoint.SourceOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: om.Offset, Metadata: om.Metadata})
+		}
+		c.update(ctx, g.ID, list, true)
+	}
+}
+
+// syncGroups commits checkpointed offsets to groups that are idle on T, forward only, and
+// reports the groups skipped because they are active there.
+func (c *checkpointer) syncGroups(ctx context.Context) {
+	f := c.e.flow
+	sctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
+	defer cancel()
+	groups := c.store.Groups()
+	if len(groups) == 0 {
+		return
+	}
+	sort.Strings(groups)
+	descs, err := c.e.tgt.DescribeGroups(sctx, groups...)
+	if err != nil {
+		c.e.warnLimited("groupsync", fmt.Sprintf("group offset sync: describing groups on %s: %v", f.Target, err))
+		return
+	}
+	targets := map[string]checkpoint.TargetGroup{}
+	for _, d := range descs {
+		tg := checkpoint.TargetGroup{Group: d.ID, State: d.State, Members: d.Members, Err: d.Err}
+		if d.Err == nil && d.Members == 0 {
+			if offs, err := c.e.tgt.ListGroupOffsets(sctx, d.ID); err == nil {
+				tg.Offsets = map[checkpoint.TP]int64{}
+				for tp, om := range offs {
+					tg.Offsets[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = om.Offset
+				}
+			}
+		}
+		targets[d.ID] = tg
+	}
+	for _, p := range checkpoint.PlanGroupSync(c.store, groups, targets, nil) {
+		if p.Skipped == checkpoint.SkipActive {
+			if _, already := c.skipped.Swap(p.Group, p.Detail); !already {
+				c.e.emit(Event{Type: EvWarning, Message: p.Detail + " (its offsets are synced once it has no members on " + f.Target + ")"})
+			}
+			continue
+		}
+		c.skipped.Delete(p.Group)
+		if len(p.Commits) == 0 {
+			continue
+		}
+		offs := map[rdkafka.TP]rdkafka.OffsetMeta{}
+		for _, cm := range p.Commits {
+			offs[rdkafka.TP{Topic: cm.TP.Topic, Partition: cm.TP.Partition}] = rdkafka.OffsetMeta{Offset: cm.Offset, Metadata: cm.Metadata}
+		}
+		if err := c.e.tgt.AlterGroupOffsets(sctx, p.Group, offs); err != nil {
+			c.e.warnLimited("groupsync-"+p.Group, fmt.Sprintf("group offset sync of %s on %s: %v", p.Group, f.Target, err))
+			continue
+		}
+		c.e.emit(Event{Type: EvGroupSynced, Message: fmt.Sprintf("committed %d translated offset(s) of group %s on %s", len(p.Commits), p.Group, f.Target), Count: int64(len(p.Commits))})
+	}
+}
+
+// skippedGroups counts groups not synced because they are active on T.
+func (c *checkpointer) skippedGroups() int {
+	n := 0
+	c.skipped.Range(func(any, any) bool { n++; return true })
+	return n
+}
