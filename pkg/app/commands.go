@@ -7,6 +7,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/cmd/lagcmd"
 	"github.com/kmmproject/kmm/pkg/cmd/replicatecmd"
 	"github.com/kmmproject/kmm/pkg/cmd/statuscmd"
+	"github.com/kmmproject/kmm/pkg/cmd/translatecmd"
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
@@ -17,7 +18,7 @@ func commands(f *Factory) []*cli.Command {
 		replicatecmd.Command(f.IO, f.Logger),
 		statuscmd.Command(f.IO),
 		lagcmd.Command(f.IO),
-		notYet("translate-offsets", "translate consumer group offsets from source to target"),
+		translatecmd.Command(f.IO),
 		notYet("failover", "plan and execute a failover to the target cluster"),
 		notYet("failback", "plan and execute a failback to the original cluster"),
 		notYet("verify", "compare source and target topics record by record"),

@@ -1,0 +1,394 @@
+// Package translatecmd implements `kmm translate-offsets`: per group, topic and partition, the
+// committed source offset and the target offset a consumer of that group should resume from,
+// how it was derived (checkpoint or offset mapping), its age, and whether it is exact or its
+// error bound. It reads the target cluster (checkpoints written by kmm or Apache MM2), and the
+// source only when reachable, so it works while the source is down. --apply commits the
+// translated offsets to the groups on the target after printing the plan.
+package translatecmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/mm2read"
+	"github.com/kmmproject/kmm/pkg/offsetsync"
+	"github.com/kmmproject/kmm/pkg/output"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+	"github.com/kmmproject/kmm/pkg/replicator"
+)
+
+// Command returns `kmm translate-offsets`.
+func Command(io *iostreams.IOStreams) *cli.Command {
+	return &cli.Command{
+		Name:      "translate-offsets",
+		Usage:     "translate consumer group offsets from source to target (and --apply them)",
+		ArgsUsage: "mirror-maker.properties",
+		Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
+			&cli.StringFlag{Name: "source", Usage: "source cluster alias (default: the only enabled flow's)"},
+			&cli.StringFlag{Name: "target", Usage: "target cluster alias"},
+			&cli.StringSliceFlag{Name: "group", Usage: "translate these groups (exit 3 if one cannot be translated)"},
+			&cli.StringFlag{Name: "groups", Usage: "translate the groups matching this Java regex"},
+			&cli.StringSliceFlag{Name: "topic", Usage: "only these source (or target) topics"},
+			&cli.BoolFlag{Name: "apply", Usage: "commit the translated offsets to the groups on the target"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "with --apply: print the plan, commit nothing"},
+			&cli.BoolFlag{Name: "yes", Usage: "with --apply: do not ask for confirmation (required when stdin is not a terminal)"},
+			&cli.BoolFlag{Name: "force", Usage: "with --apply: also commit to groups that are not idle on the target"},
+		),
+		Action: func(c *cli.Context) error { return run(c, io) },
+	}
+}
+
+func run(c *cli.Context, io *iostreams.IOStreams) error {
+	out, err := cmdutil.Output(c, "table", "json")
+	if err != nil {
+		return err
+	}
+	if c.Bool("apply") && !c.Bool("dry-run") && !c.Bool("yes") && !io.IsStdinTTY() {
+		return kerr.WithHint(kerr.New(kerr.Usage, "--apply changes committed offsets on the target and needs confirmation"),
+			"add --yes (or --dry-run to only see the plan)")
+	}
+	var groupMatch func(string) bool
+	if re := c.String("groups"); re != "" {
+		m, err := mm2conf.CompilePatternList([]string{re})
+		if err != nil {
+			return kerr.Wrap(kerr.Usage, fmt.Errorf("--groups: %w", err))
+		}
+		groupMatch = m
+	}
+	_, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
+	if err != nil {
+		return err
+	}
+	f, err := pickFlow(flows, c.String("source"), c.String("target"))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
+	defer cancel()
+	in, srcErr, err := collect(ctx, f)
+	if err != nil {
+		return err
+	}
+	if srcErr != nil {
+		fmt.Fprintf(io.ErrOut, "kmm: source cluster %s not read (%v): translating from what %s holds; error bounds may be unknown\n", f.Source, srcErr, f.Target)
+	}
+	requested := c.StringSlice("group")
+	in.Groups = requested
+	if topics := c.StringSlice("topic"); len(topics) > 0 {
+		in.Topics = func(s, t string) bool { return slices.Contains(topics, s) || slices.Contains(topics, t) }
+	}
+	res := checkpoint.Translate(in)
+	if groupMatch != nil && len(requested) == 0 {
+		res = slices.DeleteFunc(res, func(g checkpoint.GroupTranslation) bool { return !groupMatch(g.Group) })
+	}
+	if out == "json" {
+		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "translate-offsets", GeneratedAt: time.Now().UTC(), Items: jsonItems(res)})
+	} else {
+		err = render(io.Out, res)
+	}
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, g := range res {
+		if len(requested) > 0 && slices.Contains(requested, g.Group) && !g.OK() {
+			bad = append(bad, g.Group+": "+reasons(g))
+		}
+	}
+	if c.Bool("apply") {
+		if err := apply(ctx, c, io, f, res, in); err != nil {
+			return err
+		}
+	}
+	if len(bad) > 0 {
+		return kerr.New(kerr.CheckFailed, "cannot translate:\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+func reasons(g checkpoint.GroupTranslation) string {
+	if len(g.Problems) == 0 && len(g.Rows) == 0 {
+		return "no checkpoint and no committed offset known for this group"
+	}
+	var out []string
+	for _, p := range g.Problems {
+		out = append(out, p.Detail)
+	}
+	return strings.Join(out, "; ")
+}
+
+func pickFlow(flows []*replicator.Flow, src, tgt string) (*replicator.Flow, error) {
+	var cands []*replicator.Flow
+	for _, f := range flows {
+		if (src == "" || f.Source == src) && (tgt == "" || f.Target == tgt) && (f.Enabled || (src != "" && tgt != "")) {
+			cands = append(cands, f)
+		}
+	}
+	switch len(cands) {
+	case 1:
+		return cands[0], nil
+	case 0:
+		return nil, kerr.New(kerr.Usage, "no flow %s->%s in the file", orAny(src), orAny(tgt))
+	}
+	var names []string
+	for _, f := range cands {
+		names = append(names, f.Name())
+	}
+	return nil, kerr.WithHint(kerr.New(kerr.Usage, "several flows match: %s", strings.Join(names, ", ")), "name one with --source and --target")
+}
+
+func orAny(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
+}
+
+// collect reads checkpoints, topics, end offsets and group states from T, and the offset
+// mapping and live group offsets from S when it is reachable (srcErr says why not).
+func collect(ctx context.Context, f *replicator.Flow) (in checkpoint.TranslateInput, srcErr error, err error) {
+	in = checkpoint.TranslateInput{Source: f.Source, Target: f.Target, Policy: f.Policy, Now: time.Now()}
+	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
+	if err != nil {
+		return in, nil, err
+	}
+	defer tgt.Close()
+	if _, err := tgt.Ping(ctx, 10*time.Second); err != nil {
+		return in, nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Target, f.TargetBootstrap, err)),
+			"translate-offsets needs the target cluster; check its bootstrap.servers and security settings")
+	}
+	in.Checkpoints = checkpoint.NewStore()
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.Source), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+		return in, nil, err
+	}
+	topics, err := tgt.ListTopics(ctx)
+	if err != nil {
+		return in, nil, err
+	}
+	in.TargetTopics = map[string]bool{}
+	for t := range topics {
+		in.TargetTopics[t] = true
+	}
+	var tps []rdkafka.TP
+	seen := map[rdkafka.TP]bool{}
+	groups := in.Checkpoints.Groups()
+	for _, g := range groups {
+		for _, e := range in.Checkpoints.Entries(g) {
+			tp := rdkafka.TP{Topic: e.Topic, Partition: e.Partition}
+			if !seen[tp] && topics[e.Topic].Partitions > int(e.Partition) {
+				seen[tp] = true
+				tps = append(tps, tp)
+			}
+		}
+	}
+	if len(tps) > 0 {
+		if ends, err := tgt.ListOffsets(ctx, tps, rdkafka.Latest); err == nil {
+			in.TargetEnds = map[checkpoint.TP]int64{}
+			for tp, r := range ends {
+				in.TargetEnds[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = r.Offset
+			}
+		}
+	}
+
+	// The source: offset mapping (when the syncs live there) and live group offsets.
+	src, srcErr := rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin)
+	if srcErr == nil {
+		defer src.Close()
+		if _, err := src.Ping(ctx, 5*time.Second); err != nil {
+			srcErr = err
+			src = nil
+		}
+	}
+	syncAdmin, syncCfg, other := src, f.SourceConsumer, f.Target
+	if f.OffsetSyncsOnTarget {
+		syncAdmin, syncCfg, other = tgt, f.TargetConsumer, f.Source
+	}
+	if syncAdmin != nil {
+		m := offsetsync.NewStore(offsetsync.Options{})
+		if _, err := mm2read.LoadOffsetSyncs(ctx, syncAdmin, syncCfg, f.Policy.OffsetSyncsTopic(other), m); err == nil || errors.Is(err, mm2read.ErrNoTopic) {
+			m.MarkLoaded()
+			in.Mapping = m
+		}
+	}
+	if src != nil {
+		in.SourceOffsets = map[string][]checkpoint.SourceOffset{}
+		if list, err := src.ListGroups(ctx); err == nil {
+			for _, g := range list {
+				if !f.GroupFilter(g.ID) {
+					continue
+				}
+				offs, err := src.ListGroupOffsets(ctx, g.ID)
+				if err != nil {
+					continue
+				}
+				for tp, om := range offs {
+					in.SourceOffsets[g.ID] = append(in.SourceOffsets[g.ID], checkpoint.SourceOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: om.Offset, Metadata: om.Metadata})
+				}
+				groups = append(groups, g.ID)
+			}
+		}
+	}
+	slices.Sort(groups)
+	groups = slices.Compact(groups)
+	if len(groups) > 0 {
+		if ds, err := tgt.DescribeGroups(ctx, groups...); err == nil {
+			in.TargetGroups = map[string]checkpoint.TargetGroup{}
+			for _, d := range ds {
+				tg := checkpoint.TargetGroup{Group: d.ID, State: d.State, Members: d.Members, Err: d.Err}
+				if d.Err == nil && d.Members == 0 {
+					if offs, err := tgt.ListGroupOffsets(ctx, d.ID); err == nil {
+						tg.Offsets = map[checkpoint.TP]int64{}
+						for tp, om := range offs {
+							tg.Offsets[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = om.Offset
+						}
+					}
+				}
+				in.TargetGroups[d.ID] = tg
+			}
+		}
+	}
+	return in, srcErr, nil
+}
+
+type jsonRow struct {
+	Group        string `json:"group"`
+	SourceTopic  string `json:"source_topic"`
+	Partition    int32  `json:"partition"`
+	SourceOffset int64  `json:"source_offset"`
+	TargetTopic  string `json:"target_topic"`
+	TargetOffset int64  `json:"target_offset"`
+	Derived      string `json:"derived"`
+	AgeMs        int64  `json:"age_ms"`
+	Exact        bool   `json:"exact"`
+	Bound        int64  `json:"bound"`
+	Checkpoint   int64  `json:"checkpoint_offset"`
+}
+
+type jsonProblem struct {
+	Kind      string `json:"kind"`
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
+	Detail    string `json:"detail"`
+}
+
+type jsonGroup struct {
+	Group         string        `json:"group"`
+	OK            bool          `json:"ok"`
+	TargetState   string        `json:"target_state,omitempty"`
+	TargetMembers int           `json:"target_members"`
+	Rows          []jsonRow     `json:"rows"`
+	Problems      []jsonProblem `json:"problems"`
+}
+
+func jsonItems(res []checkpoint.GroupTranslation) []jsonGroup {
+	out := make([]jsonGroup, 0, len(res))
+	for _, g := range res {
+		jg := jsonGroup{Group: g.Group, OK: g.OK(), TargetState: g.TargetState, TargetMembers: g.TargetMembers, Rows: []jsonRow{}, Problems: []jsonProblem{}}
+		for _, r := range g.Rows {
+			jg.Rows = append(jg.Rows, jsonRow{Group: r.Group, SourceTopic: r.SourceTopic, Partition: r.Partition, SourceOffset: r.SourceOffset,
+				TargetTopic: r.TargetTopic, TargetOffset: r.TargetOffset, Derived: string(r.Derived), AgeMs: r.Age.Milliseconds(),
+				Exact: r.Exact, Bound: r.Bound, Checkpoint: r.Checkpoint})
+		}
+		for _, p := range g.Problems {
+			jg.Problems = append(jg.Problems, jsonProblem{Kind: string(p.Kind), Topic: p.Topic, Partition: p.Partition, Detail: p.Detail})
+		}
+		out = append(out, jg)
+	}
+	return out
+}
+
+func render(w io.Writer, res []checkpoint.GroupTranslation) error {
+	var rows [][]string
+	for _, g := range res {
+		for _, r := range g.Rows {
+			age := "live"
+			if r.Age > 0 {
+				age = r.Age.Round(time.Second).String()
+			} else if r.Age < 0 {
+				age = "?"
+			}
+			prec := "exact"
+			switch {
+			case r.Bound < 0:
+				prec = "bound unknown"
+			case !r.Exact:
+				prec = fmt.Sprintf("may re-read ≤%d", r.Bound)
+			}
+			rows = append(rows, []string{r.Group, r.SourceTopic, fmt.Sprint(r.Partition), fmt.Sprint(r.SourceOffset), r.TargetTopic,
+				fmt.Sprint(r.TargetOffset), string(r.Derived), age, prec})
+		}
+	}
+	if err := output.Table(w, []string{"GROUP", "SOURCE TOPIC", "PARTITION", "SOURCE OFFSET", "TARGET TOPIC", "TARGET OFFSET", "FROM", "AGE", "PRECISION"}, rows); err != nil {
+		return err
+	}
+	for _, g := range res {
+		for _, p := range g.Problems {
+			fmt.Fprintf(w, "%s: %s: %s\n", g.Group, p.Kind, p.Detail)
+		}
+	}
+	return nil
+}
+
+func apply(ctx context.Context, c *cli.Context, io *iostreams.IOStreams, f *replicator.Flow, res []checkpoint.GroupTranslation, in checkpoint.TranslateInput) error {
+	plans := checkpoint.PlanApply(res, in.TargetGroups, in.TargetEnds, checkpoint.ApplyOptions{Force: c.Bool("force")})
+	sort.Slice(plans, func(i, j int) bool { return plans[i].Group < plans[j].Group })
+	fmt.Fprintf(io.ErrOut, "plan: commit translated offsets on %s\n", f.Target)
+	n := 0
+	for _, p := range plans {
+		if p.Skipped != checkpoint.NotSkipped {
+			fmt.Fprintf(io.ErrOut, "  %s: skipped: %s\n", p.Group, p.Detail)
+			continue
+		}
+		for _, cm := range p.Commits {
+			fmt.Fprintf(io.ErrOut, "  %s %s[%d]: %d -> %d\n", p.Group, cm.TP.Topic, cm.TP.Partition, cm.Current, cm.Offset)
+			n++
+		}
+		for _, cm := range p.Refused {
+			fmt.Fprintf(io.ErrOut, "  %s %s[%d]: refused: %d is past the end of the target partition\n", p.Group, cm.TP.Topic, cm.TP.Partition, cm.Offset)
+		}
+	}
+	if c.Bool("dry-run") || n == 0 {
+		fmt.Fprintf(io.ErrOut, "plan: %d offset(s); nothing committed\n", n)
+		return nil
+	}
+	if !c.Bool("yes") {
+		fmt.Fprintf(io.ErrOut, "commit %d offset(s) on %s? [y/N] ", n, f.Target)
+		line, _ := bufio.NewReader(io.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return kerr.New(kerr.CheckFailed, "not confirmed; nothing committed")
+		}
+	}
+	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	for _, p := range plans {
+		if p.Skipped != checkpoint.NotSkipped || len(p.Commits) == 0 {
+			continue
+		}
+		offs := map[rdkafka.TP]rdkafka.OffsetMeta{}
+		for _, cm := range p.Commits {
+			offs[rdkafka.TP{Topic: cm.TP.Topic, Partition: cm.TP.Partition}] = rdkafka.OffsetMeta{Offset: cm.Offset, Metadata: cm.Metadata}
+		}
+		if err := tgt.AlterGroupOffsets(ctx, p.Group, offs); err != nil {
+			return fmt.Errorf("committing offsets of group %s on %s: %w", p.Group, f.Target, err)
+		}
+		fmt.Fprintf(io.ErrOut, "committed %d offset(s) of group %s on %s\n", len(p.Commits), p.Group, f.Target)
+	}
+	return nil
+}
