@@ -67,3 +67,20 @@ func Run(t testing.TB, args ...string) Result {
 	}
 	return Result{Code: code, Stdout: out.String(), Stderr: errOut.String()}
 }
+
+// runIn runs kmm in dir.
+func runIn(t testing.TB, dir string, args ...string) Result {
+	t.Helper()
+	cmd := exec.Command(Bin(t), args...)
+	cmd.Dir = dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return Result{Code: code, Stdout: out.String(), Stderr: errOut.String()}
+}
