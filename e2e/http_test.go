@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // `kmm replicate --listen` serves Prometheus metrics and the Connect-style status the tutorial
@@ -19,7 +22,7 @@ func TestReplicateListen(t *testing.T) {
 	topic := testbed.Unique(t, "http")
 	bed.A.CreateTopic(t, topic, 1, nil)
 	bed.A.Produce(t, seqRecords(topic, 1, 0, 250))
-	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic))
+	props := writeProps(t, "clusters = A, B", "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic))
 	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
 	var base string
 	addr := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
@@ -48,6 +51,23 @@ func TestReplicateListen(t *testing.T) {
 		}
 		return nil
 	})
+	// Checkpoint, heartbeat and offset-sync metrics.
+	group := testbed.Unique(t, "g")
+	if err := bed.A.Admin(t).AlterGroupOffsets(context.Background(), group, map[rdkafka.TP]rdkafka.OffsetMeta{{Topic: topic}: {Offset: 250}}); err != nil {
+		t.Fatal(err)
+	}
+	testbed.Eventually(t, 20*time.Second, func() error {
+		m := get("/metrics")
+		for _, want := range []string{`kmm_checkpoint_age_seconds{group="` + group + `",source="A",target="B"}`, "kmm_mirror_heartbeat_count_total{", "kmm_mirror_offset_sync_count_total{"} {
+			if !strings.Contains(m, want) {
+				return fmt.Errorf("no %s in /metrics", want)
+			}
+		}
+		return nil
+	})
+	if s := get("/connectors/A->B.MirrorCheckpointConnector/status"); !strings.Contains(s, `"state":"RUNNING"`) {
+		t.Fatalf("checkpoint connector status: %s", s)
+	}
 	if s := get("/connectors"); !strings.Contains(s, "A->B.MirrorSourceConnector") {
 		t.Fatalf("/connectors: %s", s)
 	}

@@ -30,11 +30,12 @@ type checkpointer struct {
 	mapping *offsetsync.Store
 	store   *checkpoint.Store
 
-	writeMu   sync.Mutex
-	written   atomic.Int64
-	lastWrite atomic.Int64 // unix ms
-	skipped   sync.Map     // group -> reason (active on target)
-	tailing   atomic.Bool
+	writeMu     sync.Mutex
+	written     atomic.Int64
+	lastWrite   atomic.Int64 // unix ms
+	skipped     sync.Map     // group -> reason (active on target)
+	lastByGroup sync.Map     // group -> unix ms of its newest checkpoint
+	tailing     atomic.Bool
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -101,6 +102,9 @@ func (c *checkpointer) emit(ctx context.Context, ds []checkpoint.Decision) {
 		return
 	}
 	c.tracker.Written(cps, now)
+	for _, cp := range cps {
+		c.lastByGroup.Store(cp.Group, now.UnixMilli())
+	}
 	c.written.Add(int64(len(cps)))
 	c.lastWrite.Store(now.UnixMilli())
 }

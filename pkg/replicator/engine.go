@@ -179,7 +179,8 @@ type engine struct {
 	ckpt     *checkpointer
 	hb       *heartbeater
 
-	syncCount atomic.Int64
+	syncCount  atomic.Int64
+	syncLastMs atomic.Int64
 
 	gaps     chan gapCheck
 	partsMu  sync.RWMutex // guards parts and remote against Stats readers

@@ -3,6 +3,7 @@ package replicator
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/mm2wire"
@@ -17,6 +18,8 @@ type heartbeater struct {
 	topic  string
 	cancel context.CancelFunc
 	done   chan struct{}
+	count  atomic.Int64
+	lastMs atomic.Int64
 }
 
 func newHeartbeater(ctx context.Context, e *engine) (*heartbeater, error) {
@@ -48,6 +51,10 @@ func (h *heartbeater) run(ctx context.Context) {
 			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			_, err = h.prod.ProduceSync(sctx, []rdkafka.Record{{Topic: h.topic, Partition: 0, Key: key, Value: hb.AppendValue(nil), Timestamp: time.UnixMilli(hb.Timestamp)}})
 			cancel()
+		}
+		if err == nil {
+			h.count.Add(1)
+			h.lastMs.Store(hb.Timestamp)
 		}
 		if err != nil && ctx.Err() == nil {
 			h.e.warnLimited("heartbeat", fmt.Sprintf("heartbeat to %s on %s: %v", h.topic, f.Target, err))

@@ -48,12 +48,34 @@ type FlowStats struct {
 	Running    bool             `json:"running"`
 	Err        string           `json:"error,omitempty"`
 	Partitions []PartitionStats `json:"partitions"`
+
+	HeartbeatCount  int64 `json:"heartbeats"`
+	HeartbeatLastMs int64 `json:"last_heartbeat_unix_ms"`
+	SyncCount       int64 `json:"offset_syncs"`
+	SyncLastMs      int64 `json:"last_offset_sync_unix_ms"`
+
+	CheckpointsRunning  bool             `json:"checkpoints_running"`
+	CheckpointCount     int64            `json:"checkpoints"`
+	CheckpointGroups    map[string]int64 `json:"checkpoint_groups,omitempty"` // group -> last checkpoint (unix ms)
+	SkippedActiveGroups []string         `json:"skipped_active_groups,omitempty"`
 }
 
 func (e *engine) stats() FlowStats {
 	fs := FlowStats{Flow: e.flow.Name(), Source: e.flow.Source, Target: e.flow.Target, Enabled: e.flow.Enabled, Running: e.running.Load()}
 	if err := e.failed.Load(); err != nil {
 		fs.Err = (*err).Error()
+	}
+	if e.hb != nil {
+		fs.HeartbeatCount, fs.HeartbeatLastMs = e.hb.count.Load(), e.hb.lastMs.Load()
+	}
+	fs.SyncCount, fs.SyncLastMs = e.syncCount.Load(), e.syncLastMs.Load()
+	if c := e.ckpt; c != nil {
+		fs.CheckpointsRunning = fs.Running
+		fs.CheckpointCount = c.written.Load()
+		fs.CheckpointGroups = map[string]int64{}
+		c.lastByGroup.Range(func(k, v any) bool { fs.CheckpointGroups[k.(string)] = v.(int64); return true })
+		c.skipped.Range(func(k, _ any) bool { fs.SkippedActiveGroups = append(fs.SkippedActiveGroups, k.(string)); return true })
+		sort.Strings(fs.SkippedActiveGroups)
 	}
 	e.partsMu.RLock()
 	parts := e.allParts()

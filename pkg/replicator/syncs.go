@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
@@ -118,6 +119,7 @@ func (w *syncWriter) flush(ctx context.Context) {
 			w.e.ckpt.onSyncs(written)
 		}
 		w.e.syncCount.Add(int64(len(batch)))
+		w.e.syncLastMs.Store(time.Now().UnixMilli())
 		batch, written = batch[:0], written[:0]
 	}
 	for ps, list := range pend {

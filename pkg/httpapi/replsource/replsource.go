@@ -8,6 +8,7 @@ import (
 	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/replicator"
+	"sort"
 )
 
 // flowInfo is what the adapter copies from a replicator.Flow at construction, so it never
@@ -40,7 +41,7 @@ func New(r *replicator.Replicator, flows []*replicator.Flow) *Source {
 // Stats returns one snapshot per flow, in the order of the flows given to New.
 //
 // Not populated yet, because replicator.FlowStats does not carry them: OldestUnreplicatedMs,
-// RecordAge, Heartbeats, OffsetSyncs, Checkpoints (and CheckpointsRunning is false).
+// RecordAge and per-partition checkpoint latency.
 // ReplicationLatency.Count is the record count: the replicator skips the latency of records
 // without a timestamp (or with one in the future), so the average is slightly low then.
 func (s *Source) Stats() []httpapi.FlowStats {
@@ -53,6 +54,25 @@ func (s *Source) Stats() []httpapi.FlowStats {
 		hs := httpapi.FlowStats{Source: f.source, Target: f.target, Enabled: f.enabled, Tasks: f.tasks, EmitHeartbeats: f.heartbeats}
 		if fs, ok := byName[f.name]; ok {
 			hs.Running, hs.Err = fs.Running, fs.Err
+			hs.CheckpointsRunning = fs.CheckpointsRunning
+			if f.heartbeats {
+				hs.Heartbeats = &httpapi.EmitterStats{Count: fs.HeartbeatCount, LastMs: fs.HeartbeatLastMs}
+			}
+			if f.enabled {
+				hs.OffsetSyncs = &httpapi.EmitterStats{Count: fs.SyncCount, LastMs: fs.SyncLastMs}
+			}
+			if fs.CheckpointGroups != nil {
+				cs := &httpapi.CheckpointStats{SkippedActiveGroups: fs.SkippedActiveGroups}
+				groups := make([]string, 0, len(fs.CheckpointGroups))
+				for g := range fs.CheckpointGroups {
+					groups = append(groups, g)
+				}
+				sort.Strings(groups)
+				for _, g := range groups {
+					cs.Groups = append(cs.Groups, httpapi.GroupCheckpointStats{Group: g, LastCheckpointMs: fs.CheckpointGroups[g]})
+				}
+				hs.Checkpoints = cs
+			}
 			hs.Partitions = make([]httpapi.PartitionStats, len(fs.Partitions))
 			for i, p := range fs.Partitions {
 				hs.Partitions[i] = httpapi.PartitionStats{Topic: p.Topic, RemoteTopic: p.RemoteTopic, Partition: p.Partition,
