@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // kmm status says OK while replicate runs, and DEGRADED with the reason once it stopped.
@@ -26,6 +28,8 @@ func TestStatus(t *testing.T) {
 		Reasons []string `json:"reasons"`
 		Matched int      `json:"topics_matched"`
 		Lag     int64    `json:"lag_records"`
+		// CheckpointAge is the age of the newest checkpoint (-1 none).
+		CheckpointAge int64 `json:"checkpoint_age_ms"`
 	}
 	status := func(args ...string) (int, map[string]rep, string) {
 		r := Run(t, append([]string{"status", props, "-o", "json"}, args...)...)
@@ -48,17 +52,33 @@ func TestStatus(t *testing.T) {
 		}
 		return nil
 	})
+	// A group with a checkpoint on B.
+	group := testbed.Unique(t, "g")
+	commitA := func(off int64) {
+		if err := bed.A.Admin(t).AlterGroupOffsets(context.Background(), group, map[rdkafka.TP]rdkafka.OffsetMeta{{Topic: topic}: {Offset: off}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commitA(100)
+	testbed.Eventually(t, 30*time.Second, func() error {
+		_, m, out := status()
+		if m["A->B"].CheckpointAge < 0 {
+			return &statusErr{out}
+		}
+		return nil
+	})
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
+	commitA(150) // the group moves on while nothing checkpoints it
 	bed.A.Produce(t, seqRecords(topic, 2, 200, 50))
 	time.Sleep(2 * time.Second)
-	code, m, out := status("--max-heartbeat-age", "1s", "--max-progress-age", "1s")
+	code, m, out := status("--max-heartbeat-age", "1s", "--max-progress-age", "1s", "--max-checkpoint-age", "1s")
 	if code != 3 || m["A->B"].State != "DEGRADED" || m["A->B"].Lag < 50 {
 		t.Fatalf("after stop: exit %d %s", code, out)
 	}
 	joined := strings.Join(m["A->B"].Reasons, "|")
-	if !strings.Contains(joined, "no heartbeat from A->B") || !strings.Contains(joined, "record(s) wait") {
+	if !strings.Contains(joined, "no heartbeat from A->B") || !strings.Contains(joined, "record(s) wait") || !strings.Contains(joined, "checkpoints for group "+group) {
 		t.Fatalf("reasons: %q", m["A->B"].Reasons)
 	}
 	r := Run(t, "status", props, "--max-heartbeat-age", "1s")

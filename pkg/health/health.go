@@ -28,6 +28,17 @@ type FlowStatus struct {
 	StoredParts       int       // partitions with a stored position on T
 	LastProgress      time.Time // newest resume-position record for this source on T
 	LastHeartbeat     time.Time // newest heartbeat (S,T) on T
+	Checkpoints       bool      // the flow emits checkpoints
+	GroupSync         bool      // sync.group.offsets.enabled
+	Groups            []GroupStatus
+}
+
+// GroupStatus is one consumer group as status sees it.
+type GroupStatus struct {
+	Group          string
+	LastCheckpoint time.Time // newest checkpoint of the group on T (zero: none)
+	Behind         bool      // the group committed on S past what its checkpoints say
+	ActiveOnTarget int       // members on T (its offsets cannot be synced)
 }
 
 // State of a flow.
@@ -45,6 +56,9 @@ type Limits struct {
 	MaxHeartbeatAge time.Duration // default max(60 s, 10 × interval)
 	MaxProgressAge  time.Duration // with records waiting; default max(2 min, 10 × flush interval)
 	MaxLagRecords   int64         // 0: off
+	// MaxCheckpointAge: a group that committed past its newest checkpoint longer ago than
+	// this makes the flow DEGRADED. Default 2 min.
+	MaxCheckpointAge time.Duration
 }
 
 // Report is the judgement of one flow, with the figures a person wants to see.
@@ -60,8 +74,9 @@ type Report struct {
 	LagRecords      int64    `json:"lag_records"`
 	MaxLagSeconds   float64  `json:"max_lag_seconds"`
 	LostToRetention int64    `json:"lost_to_retention"`
-	HeartbeatAgeMs  int64    `json:"heartbeat_age_ms"` // -1: none seen
-	ProgressAgeMs   int64    `json:"progress_age_ms"`  // -1: none stored
+	HeartbeatAgeMs  int64    `json:"heartbeat_age_ms"`  // -1: none seen
+	ProgressAgeMs   int64    `json:"progress_age_ms"`   // -1: none stored
+	CheckpointAgeMs int64    `json:"checkpoint_age_ms"` // newest checkpoint of any group; -1: none
 }
 
 func age(now, t time.Time) int64 {
@@ -79,7 +94,14 @@ func human(ms int64) string {
 func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 	r := Report{Flow: s.Flow, State: OK, SourceReachable: s.SourceErr == nil, TargetReachable: s.TargetErr == nil,
 		TopicsMatched: len(s.SelectedTopics), TopicsMissing: len(s.MissingOnT), Partitions: len(s.Lag),
-		HeartbeatAgeMs: age(now, s.LastHeartbeat), ProgressAgeMs: age(now, s.LastProgress), Reasons: []string{}}
+		HeartbeatAgeMs: age(now, s.LastHeartbeat), ProgressAgeMs: age(now, s.LastProgress), CheckpointAgeMs: -1, Reasons: []string{}}
+	var newestCk time.Time
+	for _, g := range s.Groups {
+		if g.LastCheckpoint.After(newestCk) {
+			newestCk = g.LastCheckpoint
+		}
+	}
+	r.CheckpointAgeMs = age(now, newestCk)
 	worse := func(st State, format string, args ...any) {
 		if st == Down || (st == Degraded && r.State == OK) {
 			r.State = st
@@ -138,6 +160,23 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 			worse(Degraded, "%d record(s) wait and no progress is stored on %s (is `kmm replicate` running?)", r.LagRecords, s.Target)
 		case time.Duration(r.ProgressAgeMs)*time.Millisecond > maxProg:
 			worse(Degraded, "no progress for %s while %d record(s) wait", human(r.ProgressAgeMs), r.LagRecords)
+		}
+	}
+	if s.Checkpoints {
+		maxCk := lim.MaxCheckpointAge
+		if maxCk <= 0 {
+			maxCk = 2 * time.Minute
+		}
+		for _, g := range s.Groups {
+			switch {
+			case g.Behind && g.LastCheckpoint.IsZero():
+				worse(Degraded, "group %s has committed offsets on %s but no checkpoint on %s", g.Group, s.Source, s.Target)
+			case g.Behind && now.Sub(g.LastCheckpoint) > maxCk:
+				worse(Degraded, "checkpoints for group %s are %s old while it keeps committing on %s", g.Group, human(now.Sub(g.LastCheckpoint).Milliseconds()), s.Source)
+			}
+			if s.GroupSync && g.ActiveOnTarget > 0 {
+				worse(Degraded, "group %s is active on %s (%d member(s)), so its offsets are not synced", g.Group, s.Target, g.ActiveOnTarget)
+			}
 		}
 	}
 	if lim.MaxLagRecords > 0 && r.LagRecords > lim.MaxLagRecords {

@@ -34,6 +34,14 @@ func TestEvaluate(t *testing.T) {
 			s.Lag = []lag.PartitionLag{{LagRecords: 10}}
 			s.LastProgress = now.Add(-5 * time.Minute)
 		}, Degraded, "no progress for 5m0s while 10 record(s) wait"},
+		{"stale checkpoints", func(s *FlowStatus) {
+			s.Checkpoints = true
+			s.Groups = []GroupStatus{{Group: "payments", LastCheckpoint: now.Add(-14 * time.Minute), Behind: true}}
+		}, Degraded, "checkpoints for group payments are 14m0s old"},
+		{"active on target", func(s *FlowStatus) {
+			s.Checkpoints, s.GroupSync = true, true
+			s.Groups = []GroupStatus{{Group: "billing", LastCheckpoint: now, ActiveOnTarget: 2}}
+		}, Degraded, "group billing is active on B (2 member(s)), so its offsets are not synced"},
 		{"never ran", func(s *FlowStatus) {
 			s.Lag = []lag.PartitionLag{{LagRecords: 10}}
 			s.LastProgress = time.Time{}

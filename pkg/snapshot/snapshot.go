@@ -9,9 +9,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/checkpoint"
 	"github.com/kmmproject/kmm/pkg/health"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
+	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/replicator"
 )
@@ -135,7 +137,8 @@ func Status(ctx context.Context, flows []*replicator.Flow) []health.FlowStatus {
 
 func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
 	st := health.FlowStatus{Flow: f.Name(), Source: f.Source, Target: f.Target, SourceBoot: f.SourceBootstrap, TargetBoot: f.TargetBootstrap,
-		Enabled: f.Enabled, Heartbeats: f.EmitHeartbeats, HeartbeatInterval: f.HeartbeatInterval, FlushInterval: f.OffsetFlushInterval}
+		Enabled: f.Enabled, Heartbeats: f.EmitHeartbeats, HeartbeatInterval: f.HeartbeatInterval, FlushInterval: f.OffsetFlushInterval,
+		Checkpoints: f.Enabled && f.EmitCheckpoints, GroupSync: f.Enabled && f.EmitCheckpoints && f.SyncGroupOffsets}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	open := func(alias string, cfg rdkafka.Config) (*rdkafka.Admin, error) {
@@ -164,6 +167,9 @@ func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
 		if f.Enabled {
 			st.LastProgress, st.StoredParts = lastProgress(ctx, tgt, f)
 		}
+	}
+	if tgt != nil && st.Checkpoints {
+		st.Groups = groupStatus(ctx, src, tgt, f)
 	}
 	if src == nil || !f.Enabled {
 		return st
@@ -270,6 +276,46 @@ func tailRecords(ctx context.Context, a *rdkafka.Admin, cfg rdkafka.Config, topi
 			break // compaction can leave fewer records than offsets
 		}
 		out = append(out, recs...)
+	}
+	return out
+}
+
+// groupStatus reads the checkpoints on T and, when S is reachable, whether each group has
+// committed past them; with group sync on, whether the group is active on T.
+func groupStatus(ctx context.Context, src, tgt *rdkafka.Admin, f *replicator.Flow) []health.GroupStatus {
+	store := checkpoint.NewStore()
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.Source), store, f.GroupFilter); err != nil {
+		return nil
+	}
+	var out []health.GroupStatus
+	for _, g := range store.Groups() {
+		gs := health.GroupStatus{Group: g}
+		upstream := map[string]int64{}
+		for _, e := range store.Entries(g) {
+			if e.Time.After(gs.LastCheckpoint) {
+				gs.LastCheckpoint = e.Time
+			}
+			up := e.Topic
+			if u, ok := f.Policy.UpstreamTopic(e.Topic); ok {
+				up = u
+			}
+			upstream[fmt.Sprintf("%s/%d", up, e.Partition)] = e.UpstreamOffset
+		}
+		if src != nil {
+			if offs, err := src.ListGroupOffsets(ctx, g); err == nil {
+				for tp, om := range offs {
+					if ck, ok := upstream[fmt.Sprintf("%s/%d", tp.Topic, tp.Partition)]; ok && om.Offset > ck {
+						gs.Behind = true
+					}
+				}
+			}
+		}
+		if f.SyncGroupOffsets {
+			if ds, err := tgt.DescribeGroups(ctx, g); err == nil && len(ds) == 1 {
+				gs.ActiveOnTarget = ds[0].Members
+			}
+		}
+		out = append(out, gs)
 	}
 	return out
 }

@@ -29,6 +29,7 @@ func Command(io *iostreams.IOStreams) *cli.Command {
 			&cli.DurationFlag{Name: "max-heartbeat-age", Usage: "heartbeats older than this make a flow DEGRADED (default max(1m, 10 × interval))"},
 			&cli.DurationFlag{Name: "max-progress-age", Usage: "no stored progress for this long while records wait makes a flow DEGRADED (default max(2m, 10 × flush interval))"},
 			&cli.Int64Flag{Name: "max-lag", Usage: "more records than this waiting makes a flow DEGRADED"},
+			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "a group committing past checkpoints older than this makes a flow DEGRADED (default 2m)"},
 		),
 		Action: func(c *cli.Context) error { return run(c, io) },
 	}
@@ -43,7 +44,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	if err != nil {
 		return err
 	}
-	lim := health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"), MaxLagRecords: c.Int64("max-lag")}
+	lim := health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"), MaxLagRecords: c.Int64("max-lag"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}
 	var reps []health.Report
 	var bad []string
 	sts := snapshot.Status(c.Context, flows)
@@ -90,9 +91,9 @@ func render(io *iostreams.IOStreams, reps []health.Report) error {
 			}
 		}
 		rows = append(rows, []string{r.Flow, state, fmt.Sprintf("%d/%d", r.TopicsMatched-r.TopicsMissing, r.TopicsMatched), fmt.Sprint(r.Partitions),
-			fmt.Sprint(r.LagRecords), ages(r.HeartbeatAgeMs), ages(r.ProgressAgeMs)})
+			fmt.Sprint(r.LagRecords), ages(r.HeartbeatAgeMs), ages(r.ProgressAgeMs), ages(r.CheckpointAgeMs)})
 	}
-	if err := output.Table(io.Out, []string{"FLOW", "STATE", "TOPICS ON TARGET", "PARTITIONS", "LAG", "LAST HEARTBEAT", "LAST PROGRESS"}, rows); err != nil {
+	if err := output.Table(io.Out, []string{"FLOW", "STATE", "TOPICS ON TARGET", "PARTITIONS", "LAG", "LAST HEARTBEAT", "LAST PROGRESS", "LAST CHECKPOINT"}, rows); err != nil {
 		return err
 	}
 	for _, r := range reps {
