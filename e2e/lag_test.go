@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"syscall"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // kmm lag reports records not yet replicated and their age, and its thresholds make a check.
@@ -50,6 +53,10 @@ func TestLag(t *testing.T) {
 		t.Fatalf("no violation text:\n%s", stderr)
 	}
 
+	group := testbed.Unique(t, "g")
+	if err := bed.A.Admin(t).AlterGroupOffsets(context.Background(), group, map[rdkafka.TP]rdkafka.OffsetMeta{{Topic: topic}: {Offset: 100}}); err != nil {
+		t.Fatal(err)
+	}
 	p := startKMM(t, "replicate", props)
 	waitCount(t, bed.B, "A."+topic, 2, 300, time.Minute)
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
@@ -58,6 +65,35 @@ func TestLag(t *testing.T) {
 	code, rows, stderr = lagOf("--max-lag", "0")
 	if code != 0 || rows[0].LagRecords != 0 || rows[1].LagRecords != 0 || !rows[0].Started {
 		t.Fatalf("after replication: exit %d rows %+v\n%s", code, rows, stderr)
+	}
+	// Per group: lag on both sides and what a failover now would cost.
+	type grow struct {
+		Group       string `json:"group"`
+		Partition   int32  `json:"partition"`
+		LagOnSource int64  `json:"lag_on_source"`
+		LagOnTarget int64  `json:"lag_on_target"`
+		Reread      int64  `json:"failover_would_reread"`
+		Miss        int64  `json:"failover_could_miss"`
+	}
+	var g0 grow
+	testbed.Eventually(t, 30*time.Second, func() error {
+		r := Run(t, "lag", props, "-o", "json", "--topic", topic, "--group", group)
+		var env struct {
+			Groups []grow `json:"groups"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
+			return err
+		}
+		for _, g := range env.Groups {
+			if g.Group == group && g.Partition == 0 && g.LagOnTarget >= 0 {
+				g0 = g
+				return nil
+			}
+		}
+		return fmt.Errorf("no translated row for %s yet: %s", group, r.Stdout)
+	})
+	if g0.LagOnSource != 50 || g0.Miss != 0 || g0.Reread < 0 || g0.LagOnTarget != 50+g0.Reread {
+		t.Fatalf("group row %+v", g0)
 	}
 	// Table output names the columns a person reads.
 	r := Run(t, "lag", props, "--topic", topic)

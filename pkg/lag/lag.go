@@ -104,3 +104,71 @@ func Violations(rows []PartitionLag, th Thresholds) []string {
 	}
 	return out
 }
+
+// GroupInput is one consumer group's position on one partition, with what the collector knows
+// of both sides.
+type GroupInput struct {
+	Flow        string
+	Group       string
+	Topic       string // source topic
+	RemoteTopic string
+	Partition   int32
+	Committed   int64 // committed offset on S (-1 none)
+	SourceEnd   int64 // end offset on S (-1 unknown)
+	Next        int64 // next source offset to replicate (-1 unknown)
+	Translated  int64 // the group's translated offset on T (-1 none)
+	TargetEnd   int64 // end offset of the remote partition (-1 unknown)
+	Bound       int64 // records the translated offset may re-deliver (-1 unknown)
+}
+
+// GroupLag is one row of `kmm lag --group`.
+type GroupLag struct {
+	Flow        string `json:"flow"`
+	Group       string `json:"group"`
+	Topic       string `json:"topic"`
+	RemoteTopic string `json:"remote_topic"`
+	Partition   int32  `json:"partition"`
+	LagOnSource int64  `json:"lag_on_source"` // -1 unknown
+	LagOnTarget int64  `json:"lag_on_target"` // from the translated offset; -1 unknown
+	// If the group failed over now: records it would read again (the translation's bound), and
+	// records it has not read yet that are not on the target (lost if the source is lost).
+	WouldReread int64 `json:"failover_would_reread"` // -1 unknown
+	CouldMiss   int64 `json:"failover_could_miss"`   // -1 unknown
+}
+
+// ComputeGroups turns group inputs into rows, worst first.
+func ComputeGroups(ins []GroupInput) []GroupLag {
+	out := make([]GroupLag, 0, len(ins))
+	for _, in := range ins {
+		r := GroupLag{Flow: in.Flow, Group: in.Group, Topic: in.Topic, RemoteTopic: in.RemoteTopic, Partition: in.Partition,
+			LagOnSource: -1, LagOnTarget: -1, WouldReread: in.Bound, CouldMiss: -1}
+		if in.SourceEnd >= 0 && in.Committed >= 0 {
+			r.LagOnSource = max(0, in.SourceEnd-in.Committed)
+		}
+		if in.TargetEnd >= 0 && in.Translated >= 0 {
+			r.LagOnTarget = max(0, in.TargetEnd-in.Translated)
+		}
+		if in.Translated < 0 {
+			r.WouldReread = -1
+		}
+		if in.SourceEnd >= 0 && in.Next >= 0 {
+			from := max(in.Next, in.Committed)
+			r.CouldMiss = max(0, in.SourceEnd-from)
+		}
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.CouldMiss != b.CouldMiss {
+			return a.CouldMiss > b.CouldMiss
+		}
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}

@@ -31,3 +31,19 @@ func TestCompute(t *testing.T) {
 		t.Fatal("no thresholds, no violations")
 	}
 }
+
+func TestComputeGroups(t *testing.T) {
+	rows := ComputeGroups([]GroupInput{
+		{Flow: "A->B", Group: "g", Topic: "t", RemoteTopic: "A.t", Partition: 0, Committed: 90, SourceEnd: 100, Next: 95, Translated: 88, TargetEnd: 95, Bound: 3},
+		{Flow: "A->B", Group: "g", Topic: "t", RemoteTopic: "A.t", Partition: 1, Committed: 100, SourceEnd: 100, Next: 100, Translated: 100, TargetEnd: 100, Bound: 0},
+		{Flow: "A->B", Group: "h", Topic: "t", RemoteTopic: "A.t", Partition: 0, Committed: -1, SourceEnd: 100, Next: -1, Translated: -1, TargetEnd: -1, Bound: -1},
+	})
+	want := []GroupLag{
+		{Flow: "A->B", Group: "g", Topic: "t", RemoteTopic: "A.t", Partition: 0, LagOnSource: 10, LagOnTarget: 7, WouldReread: 3, CouldMiss: 5},
+		{Flow: "A->B", Group: "g", Topic: "t", RemoteTopic: "A.t", Partition: 1, LagOnSource: 0, LagOnTarget: 0, WouldReread: 0, CouldMiss: 0},
+		{Flow: "A->B", Group: "h", Topic: "t", RemoteTopic: "A.t", Partition: 0, LagOnSource: -1, LagOnTarget: -1, WouldReread: -1, CouldMiss: -1},
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Fatalf("got  %+v\nwant %+v", rows, want)
+	}
+}

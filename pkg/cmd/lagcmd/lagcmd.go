@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ func Command(io *iostreams.IOStreams) *cli.Command {
 		Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
 			&cli.StringFlag{Name: "flow", Usage: "only this flow, e.g. A->B"},
 			&cli.StringSliceFlag{Name: "topic", Usage: "only these source topics"},
+			&cli.StringSliceFlag{Name: "group", Usage: "also show these consumer groups: lag on both sides and what a failover now would cost"},
 			&cli.Int64Flag{Name: "max-lag", Usage: "exit 3 when a partition is more than N records behind"},
 			&cli.DurationFlag{Name: "max-lag-time", Usage: "exit 3 when a partition's oldest unreplicated record is older than D"},
 			&cli.BoolFlag{Name: "watch", Usage: "repeat every --interval (redraw on a terminal, NDJSON otherwise)"},
@@ -64,8 +66,21 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 		if err != nil {
 			return err
 		}
+		var groups []lag.GroupLag
+		if gs := c.StringSlice("group"); len(gs) > 0 {
+			for _, f := range flows {
+				ins, err := snapshot.GroupLag(c.Context, f, gs, rows)
+				if err != nil {
+					return err
+				}
+				if len(topics) > 0 {
+					ins = slices.DeleteFunc(ins, func(g lag.GroupInput) bool { return !slices.Contains(topics, g.Topic) })
+				}
+				groups = append(groups, lag.ComputeGroups(ins)...)
+			}
+		}
 		viol := lag.Violations(rows, th)
-		if err := render(io, out, rows, c.Bool("watch")); err != nil {
+		if err := render(io, out, rows, groups, c.Bool("watch")); err != nil {
 			return err
 		}
 		if !c.Bool("watch") {
@@ -85,20 +100,44 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	}
 }
 
-func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, watch bool) error {
+// envelope is the JSON of `kmm lag`: partitions in items, groups (with --group) beside them.
+type envelope struct {
+	output.Envelope
+	Groups []lag.GroupLag `json:"groups,omitempty"`
+}
+
+func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups []lag.GroupLag, watch bool) error {
 	if out == "json" || (watch && !io.IsStdoutTTY()) {
+		env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "lag", GeneratedAt: time.Now().UTC(), Items: rows}, Groups: groups}
 		if watch {
 			enc := json.NewEncoder(io.Out)
 			enc.SetEscapeHTML(false)
-			return enc.Encode(output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "lag", GeneratedAt: time.Now().UTC(), Items: rows})
+			return enc.Encode(env)
 		}
-		return output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "lag", GeneratedAt: time.Now().UTC(), Items: rows})
+		return output.WriteJSON(io.Out, env)
 	}
 	if watch {
 		fmt.Fprint(io.Out, "\033[H\033[2J")
 		fmt.Fprintf(io.Out, "kmm lag  %s\n\n", time.Now().Format("15:04:05"))
 	}
-	return table(io.Out, rows)
+	if err := table(io.Out, rows); err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	fmt.Fprintln(io.Out)
+	num := func(n int64) string {
+		if n < 0 {
+			return "?"
+		}
+		return fmt.Sprint(n)
+	}
+	var cells [][]string
+	for _, g := range groups {
+		cells = append(cells, []string{g.Flow, g.Group, g.Topic, fmt.Sprint(g.Partition), num(g.LagOnSource), num(g.LagOnTarget), num(g.WouldReread), num(g.CouldMiss)})
+	}
+	return output.Table(io.Out, []string{"FLOW", "GROUP", "TOPIC", "PARTITION", "LAG ON SOURCE", "LAG ON TARGET", "FAILOVER NOW: RE-READ", "FAILOVER NOW: COULD MISS"}, cells)
 }
 
 func table(w io.Writer, rows []lag.PartitionLag) error {

@@ -9,7 +9,6 @@ package translatecmd
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -24,11 +23,10 @@ import (
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
-	"github.com/kmmproject/kmm/pkg/mm2read"
-	"github.com/kmmproject/kmm/pkg/offsetsync"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/replicator"
+	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
 // Command returns `kmm translate-offsets`.
@@ -79,7 +77,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
 	defer cancel()
-	in, srcErr, err := collect(ctx, f)
+	in, srcErr, err := snapshot.TranslateInput(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -156,112 +154,6 @@ func orAny(s string) string {
 		return "*"
 	}
 	return s
-}
-
-// collect reads checkpoints, topics, end offsets and group states from T, and the offset
-// mapping and live group offsets from S when it is reachable (srcErr says why not).
-func collect(ctx context.Context, f *replicator.Flow) (in checkpoint.TranslateInput, srcErr error, err error) {
-	in = checkpoint.TranslateInput{Source: f.Source, Target: f.Target, Policy: f.Policy, Now: time.Now()}
-	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
-	if err != nil {
-		return in, nil, err
-	}
-	defer tgt.Close()
-	if _, err := tgt.Ping(ctx, 10*time.Second); err != nil {
-		return in, nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Target, f.TargetBootstrap, err)),
-			"translate-offsets needs the target cluster; check its bootstrap.servers and security settings")
-	}
-	in.Checkpoints = checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.Source), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
-		return in, nil, err
-	}
-	topics, err := tgt.ListTopics(ctx)
-	if err != nil {
-		return in, nil, err
-	}
-	in.TargetTopics = map[string]bool{}
-	for t := range topics {
-		in.TargetTopics[t] = true
-	}
-	var tps []rdkafka.TP
-	seen := map[rdkafka.TP]bool{}
-	groups := in.Checkpoints.Groups()
-	for _, g := range groups {
-		for _, e := range in.Checkpoints.Entries(g) {
-			tp := rdkafka.TP{Topic: e.Topic, Partition: e.Partition}
-			if !seen[tp] && topics[e.Topic].Partitions > int(e.Partition) {
-				seen[tp] = true
-				tps = append(tps, tp)
-			}
-		}
-	}
-	if len(tps) > 0 {
-		if ends, err := tgt.ListOffsets(ctx, tps, rdkafka.Latest); err == nil {
-			in.TargetEnds = map[checkpoint.TP]int64{}
-			for tp, r := range ends {
-				in.TargetEnds[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = r.Offset
-			}
-		}
-	}
-
-	// The source: offset mapping (when the syncs live there) and live group offsets.
-	src, srcErr := rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin)
-	if srcErr == nil {
-		defer src.Close()
-		if _, err := src.Ping(ctx, 5*time.Second); err != nil {
-			srcErr = err
-			src = nil
-		}
-	}
-	syncAdmin, syncCfg, other := src, f.SourceConsumer, f.Target
-	if f.OffsetSyncsOnTarget {
-		syncAdmin, syncCfg, other = tgt, f.TargetConsumer, f.Source
-	}
-	if syncAdmin != nil {
-		m := offsetsync.NewStore(offsetsync.Options{})
-		if _, err := mm2read.LoadOffsetSyncs(ctx, syncAdmin, syncCfg, f.Policy.OffsetSyncsTopic(other), m); err == nil || errors.Is(err, mm2read.ErrNoTopic) {
-			m.MarkLoaded()
-			in.Mapping = m
-		}
-	}
-	if src != nil {
-		in.SourceOffsets = map[string][]checkpoint.SourceOffset{}
-		if list, err := src.ListGroups(ctx); err == nil {
-			for _, g := range list {
-				if !f.GroupFilter(g.ID) {
-					continue
-				}
-				offs, err := src.ListGroupOffsets(ctx, g.ID)
-				if err != nil {
-					continue
-				}
-				for tp, om := range offs {
-					in.SourceOffsets[g.ID] = append(in.SourceOffsets[g.ID], checkpoint.SourceOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: om.Offset, Metadata: om.Metadata})
-				}
-				groups = append(groups, g.ID)
-			}
-		}
-	}
-	slices.Sort(groups)
-	groups = slices.Compact(groups)
-	if len(groups) > 0 {
-		if ds, err := tgt.DescribeGroups(ctx, groups...); err == nil {
-			in.TargetGroups = map[string]checkpoint.TargetGroup{}
-			for _, d := range ds {
-				tg := checkpoint.TargetGroup{Group: d.ID, State: d.State, Members: d.Members, Err: d.Err}
-				if d.Err == nil && d.Members == 0 {
-					if offs, err := tgt.ListGroupOffsets(ctx, d.ID); err == nil {
-						tg.Offsets = map[checkpoint.TP]int64{}
-						for tp, om := range offs {
-							tg.Offsets[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = om.Offset
-						}
-					}
-				}
-				in.TargetGroups[d.ID] = tg
-			}
-		}
-	}
-	return in, srcErr, nil
 }
 
 type jsonRow struct {

@@ -1,0 +1,174 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/lag"
+	"github.com/kmmproject/kmm/pkg/mm2read"
+	"github.com/kmmproject/kmm/pkg/offsetsync"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+	"github.com/kmmproject/kmm/pkg/replicator"
+)
+
+// TranslateInput reads checkpoints, topics, end offsets and group states from T, and the offset
+// mapping and live group offsets from S when it is reachable (srcErr says why not).
+func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.TranslateInput, srcErr error, err error) {
+	in = checkpoint.TranslateInput{Source: f.Source, Target: f.Target, Policy: f.Policy, Now: time.Now()}
+	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
+	if err != nil {
+		return in, nil, err
+	}
+	defer tgt.Close()
+	if _, err := tgt.Ping(ctx, 10*time.Second); err != nil {
+		return in, nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Target, f.TargetBootstrap, err)),
+			"translate-offsets needs the target cluster; check its bootstrap.servers and security settings")
+	}
+	in.Checkpoints = checkpoint.NewStore()
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.Source), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+		return in, nil, err
+	}
+	topics, err := tgt.ListTopics(ctx)
+	if err != nil {
+		return in, nil, err
+	}
+	in.TargetTopics = map[string]bool{}
+	for t := range topics {
+		in.TargetTopics[t] = true
+	}
+	var tps []rdkafka.TP
+	seen := map[rdkafka.TP]bool{}
+	groups := in.Checkpoints.Groups()
+	for _, g := range groups {
+		for _, e := range in.Checkpoints.Entries(g) {
+			tp := rdkafka.TP{Topic: e.Topic, Partition: e.Partition}
+			if !seen[tp] && topics[e.Topic].Partitions > int(e.Partition) {
+				seen[tp] = true
+				tps = append(tps, tp)
+			}
+		}
+	}
+	if len(tps) > 0 {
+		if ends, err := tgt.ListOffsets(ctx, tps, rdkafka.Latest); err == nil {
+			in.TargetEnds = map[checkpoint.TP]int64{}
+			for tp, r := range ends {
+				in.TargetEnds[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = r.Offset
+			}
+		}
+	}
+
+	// The source: offset mapping (when the syncs live there) and live group offsets.
+	src, srcErr := rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin)
+	if srcErr == nil {
+		defer src.Close()
+		if _, err := src.Ping(ctx, 5*time.Second); err != nil {
+			srcErr = err
+			src = nil
+		}
+	}
+	syncAdmin, syncCfg, other := src, f.SourceConsumer, f.Target
+	if f.OffsetSyncsOnTarget {
+		syncAdmin, syncCfg, other = tgt, f.TargetConsumer, f.Source
+	}
+	if syncAdmin != nil {
+		m := offsetsync.NewStore(offsetsync.Options{})
+		if _, err := mm2read.LoadOffsetSyncs(ctx, syncAdmin, syncCfg, f.Policy.OffsetSyncsTopic(other), m); err == nil || errors.Is(err, mm2read.ErrNoTopic) {
+			m.MarkLoaded()
+			in.Mapping = m
+		}
+	}
+	if src != nil {
+		in.SourceOffsets = map[string][]checkpoint.SourceOffset{}
+		if list, err := src.ListGroups(ctx); err == nil {
+			for _, g := range list {
+				if !f.GroupFilter(g.ID) {
+					continue
+				}
+				offs, err := src.ListGroupOffsets(ctx, g.ID)
+				if err != nil {
+					continue
+				}
+				for tp, om := range offs {
+					in.SourceOffsets[g.ID] = append(in.SourceOffsets[g.ID], checkpoint.SourceOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: om.Offset, Metadata: om.Metadata})
+				}
+				groups = append(groups, g.ID)
+			}
+		}
+	}
+	slices.Sort(groups)
+	groups = slices.Compact(groups)
+	if len(groups) > 0 {
+		if ds, err := tgt.DescribeGroups(ctx, groups...); err == nil {
+			in.TargetGroups = map[string]checkpoint.TargetGroup{}
+			for _, d := range ds {
+				tg := checkpoint.TargetGroup{Group: d.ID, State: d.State, Members: d.Members, Err: d.Err}
+				if d.Err == nil && d.Members == 0 {
+					if offs, err := tgt.ListGroupOffsets(ctx, d.ID); err == nil {
+						tg.Offsets = map[checkpoint.TP]int64{}
+						for tp, om := range offs {
+							tg.Offsets[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = om.Offset
+						}
+					}
+				}
+				in.TargetGroups[d.ID] = tg
+			}
+		}
+	}
+	return in, srcErr, nil
+}
+
+// GroupLag collects, for the given groups of flow f, what `kmm lag --group` shows: committed
+// offsets on S, translated offsets on T (checkpoints or mapping), and the partitions' offsets
+// on both sides. parts are the replication rows already collected for f.
+func GroupLag(ctx context.Context, f *replicator.Flow, groups []string, parts []lag.PartitionLag) ([]lag.GroupInput, error) {
+	in, _, err := TranslateInput(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	in.Groups = groups
+	byTP := map[checkpoint.TP]lag.PartitionLag{}
+	for _, p := range parts {
+		byTP[checkpoint.TP{Topic: p.Topic, Partition: p.Partition}] = p
+	}
+	var out []lag.GroupInput
+	for _, g := range checkpoint.Translate(in) {
+		translated := map[checkpoint.TP]checkpoint.Row{}
+		for _, r := range g.Rows {
+			translated[checkpoint.TP{Topic: r.SourceTopic, Partition: r.Partition}] = r
+		}
+		seen := map[checkpoint.TP]bool{}
+		add := func(tp checkpoint.TP, committed int64) {
+			if seen[tp] {
+				return
+			}
+			seen[tp] = true
+			gi := lag.GroupInput{Flow: f.Name(), Group: g.Group, Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.Source, tp.Topic),
+				Partition: tp.Partition, Committed: committed, SourceEnd: -1, Next: -1, Translated: -1, TargetEnd: -1, Bound: -1}
+			if p, ok := byTP[tp]; ok {
+				gi.SourceEnd, gi.Next = p.SourceEnd, p.Next
+			}
+			if r, ok := translated[tp]; ok {
+				gi.Translated, gi.Bound, gi.RemoteTopic = r.TargetOffset, r.Bound, r.TargetTopic
+				if gi.Committed < 0 {
+					gi.Committed = r.SourceOffset
+				}
+				if end, ok := in.TargetEnds[checkpoint.TP{Topic: r.TargetTopic, Partition: r.Partition}]; ok {
+					gi.TargetEnd = end
+				}
+			}
+			out = append(out, gi)
+		}
+		for _, so := range in.SourceOffsets[g.Group] {
+			add(checkpoint.TP{Topic: so.Topic, Partition: so.Partition}, so.Offset)
+		}
+		for tp := range translated {
+			add(tp, -1)
+		}
+	}
+	return out, nil
+}
