@@ -58,7 +58,8 @@ func TestReplicateListen(t *testing.T) {
 	}
 	testbed.Eventually(t, 20*time.Second, func() error {
 		m := get("/metrics")
-		for _, want := range []string{`kmm_checkpoint_age_seconds{group="` + group + `",source="A",target="B"}`, "kmm_mirror_heartbeat_count_total{", "kmm_mirror_offset_sync_count_total{"} {
+		for _, want := range []string{`kmm_checkpoint_age_seconds{group="` + group + `",source="A",target="B"}`, "kmm_mirror_heartbeat_count_total{",
+			"kmm_mirror_offset_sync_count_total{", "kmm_rdkafka_broker_rtt_avg_seconds{", "kmm_rdkafka_producer_queue_messages{"} {
 			if !strings.Contains(m, want) {
 				return fmt.Errorf("no %s in /metrics", want)
 			}

@@ -366,6 +366,7 @@ func TestInteropRefusesWhileMM2Runs(t *testing.T) {
 	if code := p.cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(p.stderr.String(), group) {
 		t.Fatalf("kmm while MM2 runs: exit %d, want 3 naming %s\n%s", code, group, tail(p.stderr.String(), 10))
 	}
+	t.Logf("kmm refused (exit 3):\n%s", tail(p.stderr.String(), 3))
 
 	p = startKMM(t, "replicate", props, "--force", "-o", "json")
 	if waitStartedOrExited(t, p, flow, time.Minute) {

@@ -459,8 +459,9 @@ func checkPositions(t *testing.T, who string, tgt testbed.Cluster, src, topic, r
 		case ends[p] == 0 && ok:
 			t.Fatalf("after %s stopped: stored position %d for %s[%d], but %s[%d] on %s is empty", who, got, topic, p, remote, p, tgt.Name)
 		case ends[p] > 0 && (!ok || got != ends[p]-1):
-			t.Fatalf("after %s stopped: stored position for %s[%d] is %d (present %v), but %s[%d] on %s ends at %d (want %d)",
-				who, topic, p, got, ok, remote, p, tgt.Name, ends[p], ends[p]-1)
+			t.Fatalf("after %s stopped: stored position for %s[%d] is %d (present %v), but %s[%d] on %s ends at %d (want %d): "+
+				"%s wrote records it did not store, so the next tool would copy them again",
+				who, topic, p, got, ok, remote, p, tgt.Name, ends[p], ends[p]-1, who)
 		}
 	}
 	return ends

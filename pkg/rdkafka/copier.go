@@ -63,13 +63,15 @@ type Copier struct {
 	calls   chan func()
 	done    chan struct{} // delivery goroutine ended
 	cdone   chan struct{} // consumer goroutine ended
+
+	consStats, prodStats statsHolder
 }
 
 // NewCopier creates a pipeline. consumer and producer are librdkafka settings for the source
 // and target clusters.
 func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, error) {
 	cc := map[string]string{"group.id": "kmm-" + name, "enable.auto.commit": "false", "enable.auto.offset.store": "false",
-		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10", "go.logs.channel.enable": "true"}
+		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000"}
 	for k, v := range failFast {
 		cc[k] = v
 	}
@@ -77,7 +79,7 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid source consumer configuration: %w", name, err)
 	}
-	pc := map[string]string{"go.delivery.report.fields": "none", "go.logs.channel.enable": "true"}
+	pc := map[string]string{"go.delivery.report.fields": "none", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000"}
 	for k, v := range failFast {
 		pc[k] = v
 	}
@@ -181,6 +183,10 @@ func (c *Copier) runConsumer(ctx context.Context) {
 		}
 		m, ok := ev.(*kafka.Message)
 		if !ok {
+			if st, isStats := ev.(*kafka.Stats); isStats {
+				c.consStats.set(st.String(), "source-consumer")
+				continue
+			}
 			if e, isErr := ev.(kafka.Error); isErr {
 				if e.IsFatal() {
 					c.setFatal(fmt.Errorf("%s: source consumer: %w", c.name, e))
@@ -285,6 +291,8 @@ func (c *Copier) runDeliveries() {
 					continue // never acknowledge past a failed record
 				}
 				c.h.Acked(s.p, s.srcOff, int64(m.TopicPartition.Offset), s.vlen, s.ts)
+			case *kafka.Stats:
+				c.prodStats.set(m.String(), "target-producer")
 			case kafka.Error:
 				if m.IsFatal() {
 					c.setFatal(fmt.Errorf("%s: target producer: %w", c.name, m))
@@ -327,4 +335,16 @@ func bridgeLogs(logs chan kafka.LogEvent, side string, h CopyHandler) {
 			h.Warn(side, fmt.Errorf("librdkafka %s: %s", l.Tag, l.Message))
 		}
 	}
+}
+
+// ClientStats returns the newest librdkafka statistics of the copier's consumer and producer
+// (empty until the first statistics interval has passed).
+func (c *Copier) ClientStats() []ClientStat {
+	var out []ClientStat
+	for _, h := range []*statsHolder{&c.consStats, &c.prodStats} {
+		if cs := h.p.Load(); cs != nil {
+			out = append(out, *cs)
+		}
+	}
+	return out
 }

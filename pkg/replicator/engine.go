@@ -89,6 +89,7 @@ func (r *Replicator) Run(ctx context.Context) error {
 		if err := e.start(ctx); err != nil {
 			return err
 		}
+		e.started.Store(true)
 	}
 	// Run until the context ends or a flow fails.
 	runCtx, cancel := context.WithCancel(ctx)
@@ -185,6 +186,7 @@ type engine struct {
 	gaps     chan gapCheck
 	partsMu  sync.RWMutex // guards parts and remote against Stats readers
 	running  atomic.Bool
+	started  atomic.Bool // start() finished: hb, ckpt, copiers are set
 	failed   atomic.Pointer[error]
 	warnMu   sync.Mutex
 	lastWarn map[string]time.Time

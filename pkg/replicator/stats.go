@@ -58,12 +58,19 @@ type FlowStats struct {
 	CheckpointCount     int64            `json:"checkpoints"`
 	CheckpointGroups    map[string]int64 `json:"checkpoint_groups,omitempty"` // group -> last checkpoint (unix ms)
 	SkippedActiveGroups []string         `json:"skipped_active_groups,omitempty"`
+
+	Clients []rdkafka.ClientStat `json:"clients,omitempty"` // librdkafka statistics of the pipelines
 }
 
 func (e *engine) stats() FlowStats {
 	fs := FlowStats{Flow: e.flow.Name(), Source: e.flow.Source, Target: e.flow.Target, Enabled: e.flow.Enabled, Running: e.running.Load()}
 	if err := e.failed.Load(); err != nil {
 		fs.Err = (*err).Error()
+	}
+	// hb, ckpt and copiers are set by start() and never changed after: read them only once
+	// start() has finished (started is stored after them).
+	if !e.started.Load() {
+		return e.partitionStats(fs)
 	}
 	if e.hb != nil {
 		fs.HeartbeatCount, fs.HeartbeatLastMs = e.hb.count.Load(), e.hb.lastMs.Load()
@@ -77,6 +84,13 @@ func (e *engine) stats() FlowStats {
 		c.skipped.Range(func(k, _ any) bool { fs.SkippedActiveGroups = append(fs.SkippedActiveGroups, k.(string)); return true })
 		sort.Strings(fs.SkippedActiveGroups)
 	}
+	for _, c := range e.copiers {
+		fs.Clients = append(fs.Clients, c.ClientStats()...)
+	}
+	return e.partitionStats(fs)
+}
+
+func (e *engine) partitionStats(fs FlowStats) FlowStats {
 	e.partsMu.RLock()
 	parts := e.allParts()
 	e.partsMu.RUnlock()

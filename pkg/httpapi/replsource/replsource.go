@@ -100,3 +100,27 @@ func Configs(cfg *mm2conf.Config) map[string]map[string]string {
 	}
 	return out
 }
+
+// ClientStats implements httpapi.ClientStatsSource with the pipelines' librdkafka statistics.
+func (s *Source) ClientStats() []httpapi.ClientStats {
+	var out []httpapi.ClientStats
+	for _, fs := range s.r.Stats() {
+		for _, c := range fs.Clients {
+			cluster := fs.Source
+			if c.Role == "target-producer" {
+				cluster = fs.Target
+			}
+			cs := httpapi.ClientStats{Source: fs.Source, Target: fs.Target, Cluster: cluster, Client: c.Name, Role: c.Role,
+				QueueMessages: -1, QueueBytes: -1}
+			if c.Role == "target-producer" {
+				cs.QueueMessages, cs.QueueBytes = c.QueueMessages, c.QueueBytes
+			}
+			for _, b := range c.Brokers {
+				cs.Brokers = append(cs.Brokers, httpapi.BrokerStats{Broker: b.Name, RTTAvg: b.RTTAvg, RTTP99: b.RTTP99,
+					OutbufRequests: b.OutbufRequests, WaitrespRequests: b.WaitrespRequests})
+			}
+			out = append(out, cs)
+		}
+	}
+	return out
+}
