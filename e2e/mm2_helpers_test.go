@@ -126,7 +126,6 @@ type mm2Proc struct {
 	args            []string
 	pid             int
 	running         bool
-	started         time.Time
 }
 
 func mm2Script() string { return filepath.Join(testbed.Root(), "scripts", "mm2.sh") }
@@ -142,7 +141,6 @@ func startMM2(t *testing.T, bed *testbed.Bed, file string, args ...string) *mm2P
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mm2.sh start: %v\n%s", err, out)
 	}
-	m.started = time.Now()
 	data, err := os.ReadFile(filepath.Join(m.dir, "pid"))
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func TestReplicateDiscoversTopicsAndPartitions(t *testing.T) {
 	bed := testbed.Attach(t)
 	prefix := testbed.Unique(t, "disc")
 	first, later, skipped := prefix+"-first", prefix+"-later", prefix+"-skip"
-	bed.A.CreateTopic(t, first, 2, nil)
+	bed.A.CreateTopic(t, first, 2, map[string]string{"retention.ms": "12345678", "message.timestamp.type": "LogAppendTime"})
 	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(prefix)+"-.*",
 		"A->B.topics.exclude = .*-skip", "A->B.emit.heartbeats.interval.seconds = 1")
 	p := startKMM(t, "replicate", props, "-o", "json", "--progress-interval", "1s")
@@ -58,6 +58,14 @@ func TestReplicateDiscoversTopicsAndPartitions(t *testing.T) {
 	}
 	if _, ok := ts["A."+skipped]; ok {
 		t.Fatal("excluded topic was replicated")
+	}
+	// Topic configs: synced, except MM2's default config.properties.exclude.
+	cfgs, err := bed.B.Admin(t).DescribeTopicConfigs(context.Background(), "A."+first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cfgs["A."+first]; c["retention.ms"].Value != "12345678" || c["message.timestamp.type"].Value != "CreateTime" {
+		t.Fatalf("target configs: retention.ms=%+v message.timestamp.type=%+v", c["retention.ms"], c["message.timestamp.type"])
 	}
 	// stdout is NDJSON only: every line is a JSON event.
 	lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")

@@ -263,6 +263,9 @@ func checkTopLevelKey(e rawEntry, cands []string, aliases map[string]bool, targe
 		sink.warn("flow-only-key", e.Pos, k, fmt.Sprintf("%s is not an MM2 connector key (it is %s), so MM2 drops it at top level", k, why), fmt.Sprintf("write it per flow: %s.%s", flowExample(firstAlias(c), c), k))
 		return
 	}
+	if k == "plugin.path" || k == "plugin.discovery" {
+		return // MirrorMakerConfig builds its plugin loader from these top-level keys
+	}
 	if _, ok := workerKeyIndex[k]; ok {
 		sink.warn("worker-key-top-level", e.Pos, k, fmt.Sprintf("%s is a Connect worker setting, which MM2 ignores at top level (only offset.storage*, config.storage*, status.storage*, *.converter*, task*, worker* and replication.policy* are copied)", k),
 			fmt.Sprintf("write it per target cluster, e.g. %s.%s", target, k))

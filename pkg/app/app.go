@@ -197,6 +197,14 @@ func reorderArgs(a *cli.App, args []string) []string {
 			if takesValue(cmd.Flags, s) && i+1 < len(args) {
 				flags = append(flags, args[i+1])
 				i++
+				// MM2's `mm2.properties --clusters B C`: after the file, --clusters takes every
+				// following word (argparse nargs='+').
+				if len(pos) > 0 && strings.TrimLeft(s, "-") == "clusters" {
+					for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+						flags[len(flags)-1] += "," + args[i+1]
+						i++
+					}
+				}
 			}
 			continue
 		}

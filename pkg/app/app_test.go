@@ -84,6 +84,9 @@ func TestReorderArgs(t *testing.T) {
 		{[]string{"kmm", "config", "check", "--clusters=B", "a", "--", "--weird-file"},
 			[]string{"kmm", "config", "check", "--clusters=B", "--", "a", "--weird-file"}},
 		{[]string{"kmm", "unknown", "x", "--y"}, []string{"kmm", "unknown", "x", "--y"}},
+		// MM2's own order and nargs: the file, then --clusters with several words.
+		{[]string{"kmm", "config", "check", "mm2.properties", "--clusters", "B", "C", "--strict"},
+			[]string{"kmm", "config", "check", "--clusters", "B,C", "--strict", "--", "mm2.properties"}},
 	} {
 		if got := reorderArgs(a, c.in); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("reorder(%q) = %q, want %q", c.in, got, c.want)

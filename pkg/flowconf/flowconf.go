@@ -129,7 +129,8 @@ func ReplicatorFlow(f *mm2conf.Flow) (*replicator.Flow, error) {
 		r.TopicFilter = f.TopicFilter.Match
 	}
 	if f.ConfigPropertyFilter != nil {
-		r.ConfigExcluded = f.ConfigPropertyFilter.Match
+		cf := f.ConfigPropertyFilter
+		r.ConfigExcluded = func(name string) bool { return !cf.Match(name) } // Match: "replicate this property"
 	}
 	if f.GroupFilter != nil {
 		r.GroupFilter = f.GroupFilter.Match

@@ -71,7 +71,10 @@ type Copier struct {
 // and target clusters.
 func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, error) {
 	cc := map[string]string{"group.id": "kmm-" + name, "enable.auto.commit": "false", "enable.auto.offset.store": "false",
-		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000"}
+		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000",
+		// Bounded prefetch (librdkafka's defaults queue up to 64 MiB and 100k messages) and no
+		// Nagle delay; measured in docs/benchmarks.md. Settings from the file win.
+		"queued.max.messages.kbytes": "16384", "queued.min.messages": "10000", "socket.nagle.disable": "true"}
 	for k, v := range failFast {
 		cc[k] = v
 	}
@@ -79,7 +82,8 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid source consumer configuration: %w", name, err)
 	}
-	pc := map[string]string{"go.delivery.report.fields": "none", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000"}
+	pc := map[string]string{"go.delivery.report.fields": "none", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000",
+		"queue.buffering.max.messages": "20000", "queue.buffering.max.kbytes": "32768", "socket.nagle.disable": "true"}
 	for k, v := range failFast {
 		pc[k] = v
 	}
@@ -309,12 +313,23 @@ func (c *Copier) runDeliveries() {
 func (c *Copier) Drain(timeout time.Duration) bool {
 	c.stop.Store(true)
 	deadline := time.Now().Add(timeout)
+	// The consumer goroutine may hold a record it polled before stop was set: wait until it has
+	// produced it and returned, or that record reaches the target after the caller stored its
+	// positions (and is copied again on restart).
+	select {
+	case <-c.cdone:
+	case <-time.After(time.Until(deadline)):
+		return false
+	}
 	for c.prod.Len() > 0 {
 		if time.Now().After(deadline) {
 			return false
 		}
 		c.prod.Flush(100)
 	}
+	// Len is 0 once the delivery goroutine has taken the last report off the channel, maybe
+	// before its Acked call returned; a call serialised behind it waits for that.
+	c.OnDeliveryGoroutine(func() {})
 	return true
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/groupprobe"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -537,21 +538,21 @@ func (e *engine) checkGapNow(ctx context.Context, g gapCheck) {
 }
 
 // checkMM2 refuses to run a flow that Apache MM2 is running right now: two writers of the same
-// remote topics and resume positions would duplicate records.
+// remote topics and resume positions would duplicate records. MM2's Connect group is not a
+// consumer group, so librdkafka cannot describe it; groupprobe speaks the protocol itself.
 func (e *engine) checkMM2(ctx context.Context) error {
 	f := e.flow
 	if e.opt.Force || f.MM2Group == "" {
 		return nil
 	}
-	ds, err := e.tgt.DescribeGroups(ctx, f.MM2Group)
+	g, err := groupprobe.Describe(ctx, f.TargetAdmin, f.MM2Group)
 	if err != nil {
-		return err
+		e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("could not check whether Apache MM2 runs this flow (group %s on %s): %v", f.MM2Group, f.Target, err)})
+		return nil
 	}
-	for _, d := range ds {
-		if d.Err == nil && d.Members > 0 {
-			return kerr.WithHint(kerr.New(kerr.CheckFailed, "flow %s: Apache MirrorMaker 2 is running it (Connect group %s on %s has %d member(s))", f.Name(), f.MM2Group, f.Target, d.Members),
-				"stop MM2 first (kmm resumes from its positions in "+f.OffsetsTopic+"), or pass --force if you are sure")
-		}
+	if g.Members > 0 {
+		return kerr.WithHint(kerr.New(kerr.CheckFailed, "flow %s: Apache MirrorMaker 2 is running it (Connect group %s on %s has %d member(s), state %s)", f.Name(), f.MM2Group, f.Target, g.Members, g.State),
+			"stop MM2 first (kmm resumes from its positions in "+f.OffsetsTopic+"), or pass --force if you are sure")
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func LoadOptions(c *cli.Context) (mm2conf.LoadOptions, error) {
 	switch {
 	case len(args) > 1:
 		return opts, kerr.WithHint(kerr.New(kerr.Usage, "expected one properties file, got %d arguments: %s", len(args), strings.Join(args, " ")),
-			"give the MM2 properties file once, e.g. `kmm "+c.Command.Name+" mirror-maker.properties`")
+			"give the MM2 properties file once, e.g. `kmm "+c.Command.FullName()+" mirror-maker.properties`")
 	case len(args) == 1 && opts.ConfigFile != "" && opts.ConfigFile != args[0]:
 		return opts, kerr.New(kerr.Usage, "two properties files given: %s and --config %s", args[0], opts.ConfigFile)
 	case len(args) == 1:
@@ -50,7 +50,7 @@ func LoadOptions(c *cli.Context) (mm2conf.LoadOptions, error) {
 	}
 	if opts.ConfigFile == "" {
 		return opts, kerr.WithHint(kerr.New(kerr.Usage, "no MM2 properties file given"),
-			"usage: kmm "+c.Command.Name+" mirror-maker.properties [--clusters ALIAS]")
+			"usage: kmm "+c.Command.FullName()+" mirror-maker.properties [--clusters ALIAS]")
 	}
 	return opts, nil
 }
