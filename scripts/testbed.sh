@@ -180,6 +180,11 @@ wait_ready() {
       die "broker of cluster $c exited during start (log: $dir/logs/broker.log)"
     fi
     if port_open "$p" && "$kping" "127.0.0.1:$p" >/dev/null 2>&1; then
+      # First start of this cluster: let it create its internal topics now, not in a test.
+      if [[ ! -f "$dir/.warm" ]]; then
+        "$kping" -warm "127.0.0.1:$p" >/dev/null || die "warming up cluster $c failed"
+        touch "$dir/.warm"
+      fi
       echo "$c 127.0.0.1:$p $("$kping" "127.0.0.1:$p")"
       return 0
     fi

@@ -22,6 +22,9 @@ const (
 	DefaultRefreshTopicsInterval = 10 * time.Second
 	// DefaultOffsetFlushInterval replaces Connect's 60 s offset.flush.interval.ms.
 	DefaultOffsetFlushInterval = 5 * time.Second
+	// DefaultCheckpointPollInterval replaces MM2's 60 s emit.checkpoints.interval.seconds where
+	// kmm has to poll group offsets (it follows __consumer_offsets when it can).
+	DefaultCheckpointPollInterval = 5 * time.Second
 	// DefaultSyncGroupOffsetsInterval replaces MM2's 60 s sync.group.offsets.interval.seconds.
 	DefaultSyncGroupOffsetsInterval = 5 * time.Second
 )
@@ -134,6 +137,9 @@ func ReplicatorFlow(f *mm2conf.Flow) (*replicator.Flow, error) {
 	}
 	if f.GroupFilter != nil {
 		r.GroupFilter = f.GroupFilter.Match
+	}
+	if isDefault(f, "emit.checkpoints.interval.seconds") {
+		r.CheckpointPollInterval = DefaultCheckpointPollInterval
 	}
 	if isDefault(f, "sync.group.offsets.interval.seconds") {
 		r.SyncGroupOffsetsInterval = DefaultSyncGroupOffsetsInterval

@@ -3,14 +3,13 @@ package mm2read_test
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/e2e/testbed/replbed"
 	"github.com/kmmproject/kmm/pkg/checkpoint"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
@@ -22,79 +21,10 @@ import (
 
 func defaultPolicy() policy.Policy { return policy.NewDefault(".", false, true) }
 
-// flowFor builds a flow src->tgt replicating the topics matching re, with fast intervals
-// (as pkg/replicator's real tests do).
-func flowFor(src, tgt testbed.Cluster, re string) *replicator.Flow {
-	rx := regexp.MustCompile("^(?:" + re + ")$")
-	cfg := func(c testbed.Cluster) rdkafka.Config { return rdkafka.Config{"bootstrap.servers": c.Bootstrap} }
-	return &replicator.Flow{
-		Source: src.Name, Target: tgt.Name, SourceBootstrap: src.Bootstrap, TargetBootstrap: tgt.Bootstrap, Enabled: true,
-		SourceConsumer: cfg(src), SourceAdmin: cfg(src), SourceProducer: cfg(src),
-		TargetProducer: rdkafka.Config{"bootstrap.servers": tgt.Bootstrap, "enable.idempotence": "true", "acks": "all", "linger.ms": "5"},
-		TargetAdmin:    cfg(tgt), TargetConsumer: cfg(tgt),
-		Policy: defaultPolicy(), TopicFilter: rx.MatchString,
-		ReplicationFactor: 1, RefreshTopics: true, RefreshTopicsInterval: time.Second,
-		EmitOffsetSyncs: true, OffsetLagMax: 100, OffsetSyncsRF: 1,
-		OffsetsTopicRF: 1, OffsetFlushInterval: 500 * time.Millisecond, Tasks: 2,
-	}
-}
+func flowFor(src, tgt testbed.Cluster, re string) *replicator.Flow { return replbed.Flow(src, tgt, re) }
 
-type running struct {
-	cancel context.CancelFunc
-	done   chan error
-	mu     sync.Mutex
-	events []replicator.Event
-}
-
-func startReplicator(t *testing.T, flows ...*replicator.Flow) *running {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		r.done <- replicator.Run(ctx, flows, replicator.Options{ShutdownTimeout: 20 * time.Second, ProgressEvery: -1,
-			Sink: replicator.SinkFunc(func(e replicator.Event) {
-				r.mu.Lock()
-				r.events = append(r.events, e)
-				r.mu.Unlock()
-				if e.Type == replicator.EvWarning || e.Type == replicator.EvError {
-					t.Logf("replicator: %s %s", e.Type, e.Message)
-				}
-			})})
-	}()
-	t.Cleanup(func() { r.stop(t) })
-	testbed.Eventually(t, 90*time.Second, func() error {
-		select {
-		case err := <-r.done:
-			r.cancel = nil
-			t.Fatalf("replicator stopped during start: %v", err)
-		default:
-		}
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		for _, e := range r.events {
-			if e.Type == replicator.EvStarted {
-				return nil
-			}
-		}
-		return fmt.Errorf("flow not started")
-	})
-	return r
-}
-
-func (r *running) stop(t *testing.T) {
-	if r.cancel == nil {
-		return
-	}
-	r.cancel()
-	r.cancel = nil
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Errorf("replicator returned %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Error("replicator did not stop within 60s of cancel")
-	}
+func startReplicator(t *testing.T, flows ...*replicator.Flow) *replbed.Running {
+	return replbed.Start(t, flows...)
 }
 
 // produceSeq writes records seq from..from+n-1 to every partition; the value is "p:seq".

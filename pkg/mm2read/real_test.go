@@ -170,7 +170,7 @@ func TestRealTranslateAfterReplication(t *testing.T) {
 
 	// Restart the replicator between commits: the mapping is rebuilt from the topic and the
 	// caught-up group is still exact; the lagging ones keep their history.
-	r.stop(t)
+	r.Stop(t)
 	produceSeq(t, bed.A, topic, parts, n+1, 300)
 	commits[0] = n + 301
 	consumeAndCommit(t, bed.A, group, topic, map[int32]int64{0: commits[0]})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,7 @@ type Copier struct {
 	cdone   chan struct{} // consumer goroutine ended
 
 	consStats, prodStats statsHolder
+	reset                kafka.Offset // where a partition without a start offset begins
 }
 
 // NewCopier creates a pipeline. consumer and producer are librdkafka settings for the source
@@ -92,7 +94,14 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 		cons.Close()
 		return nil, fmt.Errorf("%s: invalid target producer configuration: %w", name, err)
 	}
-	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{},
+	reset := kafka.OffsetBeginning
+	switch strings.ToLower(consumer["auto.offset.reset"]) {
+	case "latest", "largest", "end":
+		reset = kafka.OffsetEnd
+	case "error":
+		reset = kafka.OffsetInvalid
+	}
+	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset,
 		calls: make(chan func(), 16), done: make(chan struct{}), cdone: make(chan struct{})}
 	go bridgeLogs(cons.Logs(), "source", h)
 	go bridgeLogs(prod.Logs(), "target", h)
@@ -121,7 +130,10 @@ func (c *Copier) Add(parts []*CopyPart, start []int64) error {
 		}
 		list[p.Partition] = p
 		c.byTopic[p.SrcTopic] = list
-		off := kafka.OffsetInvalid
+		// No stored position: start where auto.offset.reset says, explicitly. (OffsetInvalid
+		// would make librdkafka fetch the group's committed offset first, which needs the group
+		// coordinator: on a fresh cluster without __consumer_offsets that retries for minutes.)
+		off := c.reset
 		p.nextExpected = -1
 		if start[i] >= 0 {
 			off = kafka.Offset(start[i])

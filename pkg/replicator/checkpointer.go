@@ -138,19 +138,34 @@ func (c *checkpointer) run(ctx context.Context) {
 	defer close(c.done)
 	f := c.e.flow
 	// Start following __consumer_offsets before listing, so no commit falls between the two.
+	// On a fresh cluster the topic appears with the first group commit: keep trying (polling
+	// meanwhile); where the principal may not read it, polling is all there is.
 	tail, tailErr := c.openTail(ctx)
 	if tailErr != nil {
-		c.e.warnLimited("checkpoint-tail", fmt.Sprintf("cannot follow __consumer_offsets on %s (%v): polling group offsets every %s instead", f.Source, tailErr, f.CheckpointPollInterval))
+		c.e.warnLimited("checkpoint-tail", fmt.Sprintf("cannot follow __consumer_offsets on %s yet (%v): polling group offsets every %s meanwhile", f.Source, tailErr, f.CheckpointPollInterval))
 	}
+	defer func() {
+		if tail != nil {
+			tail.Close()
+		}
+	}()
 	c.pollAll(ctx)
 	nextPoll := time.Now().Add(f.CheckpointPollInterval)
 	nextSync := time.Now().Add(f.SyncGroupOffsetsInterval)
+	nextTail := time.Now().Add(5 * time.Second)
 	if tail != nil {
-		defer tail.Close()
 		c.tailing.Store(true)
 		nextPoll = time.Now().Add(time.Minute) // a periodic full listing catches anything missed
 	}
 	for ctx.Err() == nil {
+		if tail == nil && time.Now().After(nextTail) {
+			if tail, tailErr = c.openTail(ctx); tail != nil {
+				c.tailing.Store(true)
+				c.pollAll(ctx) // commits made before the tail started
+				nextPoll = time.Now().Add(time.Minute)
+			}
+			nextTail = time.Now().Add(5 * time.Second)
+		}
 		if tail != nil {
 			recs, err := tail.Poll(ctx, 5000, 200*time.Millisecond)
 			if err != nil && ctx.Err() == nil {

@@ -5,101 +5,23 @@ import (
 	"encoding/binary"
 	"fmt"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/e2e/testbed/replbed"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
-	"github.com/kmmproject/kmm/pkg/policy"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
-// flowFor builds a flow src->tgt replicating topics matching re, with fast intervals.
+// flowFor is the bed's flow with config and ACL sync and heartbeats on.
 func flowFor(src, tgt testbed.Cluster, re string) *replicator.Flow {
-	rx := regexp.MustCompile("^(?:" + re + ")$")
-	cfg := func(c testbed.Cluster) rdkafka.Config { return rdkafka.Config{"bootstrap.servers": c.Bootstrap} }
-	return &replicator.Flow{
-		Source: src.Name, Target: tgt.Name, SourceBootstrap: src.Bootstrap, TargetBootstrap: tgt.Bootstrap, Enabled: true,
-		SourceConsumer: cfg(src), SourceAdmin: cfg(src), SourceProducer: cfg(src),
-		TargetProducer: rdkafka.Config{"bootstrap.servers": tgt.Bootstrap, "enable.idempotence": "true", "acks": "all", "linger.ms": "5"},
-		TargetAdmin:    cfg(tgt), TargetConsumer: cfg(tgt),
-		Policy: defaultPolicy(), TopicFilter: rx.MatchString, HeartbeatsReplication: true,
-		ReplicationFactor: 1, RefreshTopics: true, RefreshTopicsInterval: time.Second,
-		SyncTopicConfigs: true, SyncConfigsInterval: 2 * time.Second, SyncTopicACLs: true, SyncACLsInterval: 2 * time.Second,
-		EmitOffsetSyncs: true, OffsetLagMax: 100, OffsetSyncsRF: 1,
-		EmitHeartbeats: true, HeartbeatInterval: 200 * time.Millisecond, HeartbeatsRF: 1,
-		OffsetsTopicRF: 1, OffsetFlushInterval: 500 * time.Millisecond, Tasks: 2,
-		ConfigExcluded: func(n string) bool { return n == "min.insync.replicas" || n == "message.timestamp.type" },
-	}
-}
-
-type running struct {
-	cancel context.CancelFunc
-	done   chan error
-	mu     sync.Mutex
-	events []replicator.Event
-}
-
-func start(t *testing.T, flows ...*replicator.Flow) *running {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		r.done <- replicator.Run(ctx, flows, replicator.Options{ShutdownTimeout: 20 * time.Second, ProgressEvery: -1,
-			Sink: replicator.SinkFunc(func(e replicator.Event) {
-				r.mu.Lock()
-				r.events = append(r.events, e)
-				r.mu.Unlock()
-				if e.Type == replicator.EvWarning || e.Type == replicator.EvError || e.Type == replicator.EvRetentionGap {
-					t.Logf("event: %s %s", e.Type, e.Message)
-				}
-			})})
-	}()
-	t.Cleanup(func() { r.stop(t) })
-	// Wait until every flow started, so a start-up error fails the test at once.
-	deadline := time.Now().Add(90 * time.Second)
-	for len(r.find(replicator.EvStarted)) < len(flows) {
-		select {
-		case err := <-r.done:
-			r.cancel = nil
-			t.Fatalf("replicator stopped during start: %v", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("flows not started within 90s")
-		}
-	}
-	return r
-}
-
-func (r *running) stop(t *testing.T) {
-	if r.cancel == nil {
-		return
-	}
-	r.cancel()
-	r.cancel = nil
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Errorf("replicator returned %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Error("replicator did not stop within 60s of cancel")
-	}
-}
-
-func (r *running) find(typ replicator.EventType) []replicator.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []replicator.Event
-	for _, e := range r.events {
-		if e.Type == typ {
-			out = append(out, e)
-		}
-	}
-	return out
+	f := replbed.Flow(src, tgt, re)
+	f.SyncTopicConfigs, f.SyncConfigsInterval, f.SyncTopicACLs, f.SyncACLsInterval = true, 2*time.Second, true, 2*time.Second
+	f.EmitHeartbeats, f.HeartbeatInterval, f.HeartbeatsRF = true, 200*time.Millisecond, 1
+	f.ConfigExcluded = func(n string) bool { return n == "min.insync.replicas" || n == "message.timestamp.type" }
+	return f
 }
 
 // makeRecords builds n records for topic over parts partitions with headers, null keys every
@@ -150,7 +72,7 @@ func TestRealReplicate300k(t *testing.T) {
 	bed.A.CreateTopic(t, excluded, 1, nil)
 
 	f := flowFor(bed.A, bed.B, regexp.QuoteMeta(prefix)+`-t\d`)
-	r := start(t, f)
+	r := replbed.Start(t, f)
 	for _, topic := range topics {
 		remote := "A." + topic
 		want := testbed.DigestRecords(srcRecs[topic], parts)
@@ -161,7 +83,7 @@ func TestRealReplicate300k(t *testing.T) {
 			}
 		}
 	}
-	r.stop(t)
+	r.Stop(t)
 	ts, err := bed.B.Admin(t).ListTopics(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -223,5 +145,3 @@ func latestSyncs(t *testing.T, c testbed.Cluster, topic string) map[rdkafka.TP][
 	}
 	return out
 }
-
-func defaultPolicy() policy.Policy { return policy.NewDefault(".", false, true) }
