@@ -147,9 +147,11 @@ start_one() {
   write_config "$c"
   local cp="$LIBS/*"
   if [[ ! -f "$dir/data/meta.properties" ]]; then
-    local id; id="$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+    # A random Kafka Uuid (base64url of 16 bytes); like Kafka's own, never starting with '-'.
+    local id="-"
+    while [[ "$id" == -* ]]; do id="$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"; done
     java -cp "$cp" -Dlog4j2.configurationFile="$dir/log4j2.properties" kafka.tools.StorageTool format \
-      -t "$id" -c "$dir/server.properties" \
+      --cluster-id="$id" -c "$dir/server.properties" \
       --add-scram 'SCRAM-SHA-512=[name=alice,password=alice-secret]' \
       --add-scram 'SCRAM-SHA-512=[name=bob,password=bob-secret]' \
       --add-scram 'SCRAM-SHA-512=[name=admin,password=admin-secret]' >"$dir/logs/format.log" 2>&1 \
