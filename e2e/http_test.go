@@ -75,8 +75,19 @@ func TestReplicateListen(t *testing.T) {
 	if s := get("/connectors/A->B.MirrorSourceConnector/status"); !strings.Contains(s, `"state":"RUNNING"`) {
 		t.Fatalf("status: %s", s)
 	}
+	// kmm status asks the running replicate too.
+	testbed.Eventually(t, 30*time.Second, func() error {
+		r := Run(t, "status", props, "--endpoint", base)
+		if r.Code != 0 || strings.Contains(r.Stdout, "DEGRADED") {
+			return fmt.Errorf("status --endpoint: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		return nil
+	})
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
+	}
+	if r := Run(t, "status", props, "--endpoint", base); r.Code != 3 || !strings.Contains(r.Stdout, "replicate endpoint "+base) {
+		t.Fatalf("status with the endpoint gone: exit %d\n%s", r.Code, r.Stdout)
 	}
 	r := Run(t, "replicate", props, "--listen", "0.0.0.0:18083")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "--listen-allow-remote") {

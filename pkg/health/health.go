@@ -31,6 +31,17 @@ type FlowStatus struct {
 	Checkpoints       bool      // the flow emits checkpoints
 	GroupSync         bool      // sync.group.offsets.enabled
 	Groups            []GroupStatus
+	// Endpoint is what a running `kmm replicate --listen` (or a Connect REST API) says of the
+	// flow's connectors; nil when no endpoint was given.
+	Endpoint *EndpointStatus
+}
+
+// EndpointStatus is a replicate endpoint's view of one flow.
+type EndpointStatus struct {
+	URL   string
+	Err   string            // unreachable or unreadable ("" ok)
+	State map[string]string // connector simple name -> RUNNING, FAILED, UNASSIGNED, ... (missing: not listed)
+	Trace map[string]string // connector simple name -> failure trace
 }
 
 // GroupStatus is one consumer group as status sees it.
@@ -111,6 +122,26 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 	if s.TargetErr != nil {
 		worse(Down, "target cluster %s (%s) is unreachable: %v", s.Target, s.TargetBoot, s.TargetErr)
 	}
+	if ep := s.Endpoint; ep != nil {
+		if ep.Err != "" {
+			worse(Degraded, "replicate endpoint %s: %s", ep.URL, ep.Err)
+		} else {
+			for _, c := range []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"} {
+				switch st := ep.State[c]; st {
+				case "FAILED":
+					worse(Down, "replicate at %s reports %s FAILED: %s", ep.URL, c, firstLine(ep.Trace[c]))
+				case "", "RUNNING":
+				default:
+					if c == "MirrorSourceConnector" && s.Enabled {
+						worse(Degraded, "replicate at %s reports %s %s", ep.URL, c, st)
+					}
+				}
+			}
+			if s.Enabled && ep.State["MirrorSourceConnector"] == "" {
+				worse(Degraded, "replicate at %s does not run this flow", ep.URL)
+			}
+		}
+	}
 	if s.SourceErr != nil {
 		msg := "source cluster %s (%s) is unreachable: %v"
 		if s.TargetErr == nil && r.ProgressAgeMs >= 0 {
@@ -190,4 +221,11 @@ func list(s []string) string {
 		return strings.Join(s[:5], ", ") + fmt.Sprintf(" and %d more", len(s)-5)
 	}
 	return strings.Join(s, ", ")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

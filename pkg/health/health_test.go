@@ -42,6 +42,11 @@ func TestEvaluate(t *testing.T) {
 			s.Checkpoints, s.GroupSync = true, true
 			s.Groups = []GroupStatus{{Group: "billing", LastCheckpoint: now, ActiveOnTarget: 2}}
 		}, Degraded, "group billing is active on B (2 member(s)), so its offsets are not synced"},
+		{"endpoint failed", func(s *FlowStatus) {
+			s.Endpoint = &EndpointStatus{URL: "http://x", State: map[string]string{"MirrorSourceConnector": "FAILED"}, Trace: map[string]string{"MirrorSourceConnector": "boom\nstack"}}
+		}, Down, "replicate at http://x reports MirrorSourceConnector FAILED: boom"},
+		{"endpoint down", func(s *FlowStatus) { s.Endpoint = &EndpointStatus{URL: "http://x", Err: "connection refused"} }, Degraded, "replicate endpoint http://x: connection refused"},
+		{"endpoint without flow", func(s *FlowStatus) { s.Endpoint = &EndpointStatus{URL: "http://x", State: map[string]string{}} }, Degraded, "does not run this flow"},
 		{"never ran", func(s *FlowStatus) {
 			s.Lag = []lag.PartitionLag{{LagRecords: 10}}
 			s.LastProgress = time.Time{}

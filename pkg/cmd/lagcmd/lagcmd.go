@@ -80,7 +80,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 			}
 		}
 		viol := lag.Violations(rows, th)
-		if err := render(io, out, rows, groups, c.Bool("watch")); err != nil {
+		if err := render(io, out, rows, groups, c.Bool("watch"), th); err != nil {
 			return err
 		}
 		if !c.Bool("watch") {
@@ -106,7 +106,7 @@ type envelope struct {
 	Groups []lag.GroupLag `json:"groups,omitempty"`
 }
 
-func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups []lag.GroupLag, watch bool) error {
+func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups []lag.GroupLag, watch bool, th lag.Thresholds) error {
 	if out == "json" || (watch && !io.IsStdoutTTY()) {
 		env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "lag", GeneratedAt: time.Now().UTC(), Items: rows}, Groups: groups}
 		if watch {
@@ -120,7 +120,8 @@ func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups
 		fmt.Fprint(io.Out, "\033[H\033[2J")
 		fmt.Fprintf(io.Out, "kmm lag  %s\n\n", time.Now().Format("15:04:05"))
 	}
-	if err := table(io.Out, rows); err != nil {
+	over := func(r lag.PartitionLag) bool { return len(lag.Violations([]lag.PartitionLag{r}, th)) > 0 }
+	if err := table(io.Out, rows, over, io.ColorEnabled()); err != nil {
 		return err
 	}
 	if len(groups) == 0 {
@@ -140,7 +141,9 @@ func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups
 	return output.Table(io.Out, []string{"FLOW", "GROUP", "TOPIC", "PARTITION", "LAG ON SOURCE", "LAG ON TARGET", "FAILOVER NOW: RE-READ", "FAILOVER NOW: COULD MISS"}, cells)
 }
 
-func table(w io.Writer, rows []lag.PartitionLag) error {
+// table renders the partition rows (sorted by lag, largest first); with colour, rows over a
+// threshold are red (the NOTE column says so too: colour is never the only signal).
+func table(w io.Writer, rows []lag.PartitionLag, over func(lag.PartitionLag) bool, colour bool) error {
 	var cells [][]string
 	for _, r := range rows {
 		age := ""
@@ -154,8 +157,15 @@ func table(w io.Writer, rows []lag.PartitionLag) error {
 		case !r.Started:
 			note = "not replicated yet"
 		}
+		lagCell := fmt.Sprint(r.LagRecords)
+		if over(r) {
+			note = strings.TrimPrefix(note+"; over threshold", "; ")
+			if colour {
+				lagCell = "\033[31m" + lagCell + "\033[0m"
+			}
+		}
 		cells = append(cells, []string{r.Flow, r.Topic, fmt.Sprint(r.Partition), r.RemoteTopic, fmt.Sprint(r.SourceEnd), fmt.Sprint(r.Next),
-			fmt.Sprint(r.LagRecords), age, note})
+			lagCell, age, note})
 	}
 	return output.Table(w, []string{"FLOW", "TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "NEXT", "LAG", "LAG TIME", "NOTE"}, cells)
 }

@@ -29,6 +29,7 @@ func Command(io *iostreams.IOStreams) *cli.Command {
 			&cli.DurationFlag{Name: "max-heartbeat-age", Usage: "heartbeats older than this make a flow DEGRADED (default max(1m, 10 × interval))"},
 			&cli.DurationFlag{Name: "max-progress-age", Usage: "no stored progress for this long while records wait makes a flow DEGRADED (default max(2m, 10 × flush interval))"},
 			&cli.Int64Flag{Name: "max-lag", Usage: "more records than this waiting makes a flow DEGRADED"},
+			&cli.StringFlag{Name: "endpoint", Usage: "also ask a running `kmm replicate --listen` at this URL (e.g. http://127.0.0.1:8083) how its flows run"},
 			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "a group committing past checkpoints older than this makes a flow DEGRADED (default 2m)"},
 		),
 		Action: func(c *cli.Context) error { return run(c, io) },
@@ -48,6 +49,16 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	var reps []health.Report
 	var bad []string
 	sts := snapshot.Status(c.Context, flows)
+	if url := c.String("endpoint"); url != "" {
+		names := make([]string, len(sts))
+		for i, st := range sts {
+			names[i] = st.Flow
+		}
+		eps := snapshot.Endpoint(c.Context, url, names)
+		for i := range sts {
+			sts[i].Endpoint = eps[sts[i].Flow]
+		}
+	}
 	now := time.Now()
 	for _, st := range sts {
 		r := health.Evaluate(st, now, lim)

@@ -1,0 +1,65 @@
+package snapshot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/health"
+)
+
+// Endpoint reads GET <url>/connectors?expand=status of a running `kmm replicate --listen` (Kafka
+// Connect's shape) and returns, per flow "S->T", its connectors' states.
+func Endpoint(ctx context.Context, url string, flows []string) map[string]*health.EndpointStatus {
+	out := map[string]*health.EndpointStatus{}
+	for _, f := range flows {
+		out[f] = &health.EndpointStatus{URL: url, State: map[string]string{}, Trace: map[string]string{}}
+	}
+	fail := func(err error) map[string]*health.EndpointStatus {
+		for _, e := range out {
+			e.Err = err.Error()
+		}
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(url, "/")+"/connectors?expand=status", nil)
+	if err != nil {
+		return fail(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fail(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fail(fmt.Errorf("HTTP %d", resp.StatusCode))
+	}
+	var body map[string]struct {
+		Status struct {
+			Connector struct {
+				State string `json:"state"`
+				Trace string `json:"trace"`
+			} `json:"connector"`
+		} `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fail(fmt.Errorf("not a Connect-style /connectors answer: %w", err))
+	}
+	for name, c := range body {
+		flow, simple, ok := strings.Cut(name, ".") // kmm names them S->T.MirrorSourceConnector
+		if !ok {
+			continue
+		}
+		if e, want := out[flow]; want {
+			e.State[simple] = c.Status.Connector.State
+			if c.Status.Connector.Trace != "" {
+				e.Trace[simple] = c.Status.Connector.Trace
+			}
+		}
+	}
+	return out
+}
