@@ -80,7 +80,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 			}
 		}
 		viol := lag.Violations(rows, th)
-		if err := render(io, out, rows, groups, c.Bool("watch"), th); err != nil {
+		if err := render(io, out, rows, groups, c.Bool("watch"), th, time.Now()); err != nil {
 			return err
 		}
 		if !c.Bool("watch") {
@@ -106,9 +106,9 @@ type envelope struct {
 	Groups []lag.GroupLag `json:"groups,omitempty"`
 }
 
-func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups []lag.GroupLag, watch bool, th lag.Thresholds) error {
+func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups []lag.GroupLag, watch bool, th lag.Thresholds, now time.Time) error {
 	if out == "json" || (watch && !io.IsStdoutTTY()) {
-		env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "lag", GeneratedAt: time.Now().UTC(), Items: rows}, Groups: groups}
+		env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "lag", GeneratedAt: now.UTC(), Items: rows}, Groups: groups}
 		if watch {
 			enc := json.NewEncoder(io.Out)
 			enc.SetEscapeHTML(false)
@@ -118,7 +118,7 @@ func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups
 	}
 	if watch {
 		fmt.Fprint(io.Out, "\033[H\033[2J")
-		fmt.Fprintf(io.Out, "kmm lag  %s\n\n", time.Now().Format("15:04:05"))
+		fmt.Fprintf(io.Out, "kmm lag  %s\n\n", now.Format("15:04:05"))
 	}
 	over := func(r lag.PartitionLag) bool { return len(lag.Violations([]lag.PartitionLag{r}, th)) > 0 }
 	if err := table(io.Out, rows, over, io.ColorEnabled()); err != nil {

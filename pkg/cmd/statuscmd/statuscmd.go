@@ -67,12 +67,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 			bad = append(bad, r.Flow+" "+string(r.State))
 		}
 	}
-	if out == "json" {
-		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "status", GeneratedAt: now.UTC(), Items: reps})
-	} else {
-		err = render(io, reps)
-	}
-	if err != nil {
+	if err := render(io, out, reps, now); err != nil {
 		return err
 	}
 	if len(bad) > 0 {
@@ -81,7 +76,10 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	return nil
 }
 
-func render(io *iostreams.IOStreams, reps []health.Report) error {
+func render(io *iostreams.IOStreams, out string, reps []health.Report, now time.Time) error {
+	if out == "json" {
+		return output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "status", GeneratedAt: now.UTC(), Items: reps})
+	}
 	ages := func(ms int64) string {
 		if ms < 0 {
 			return "never"

@@ -1,0 +1,39 @@
+package lagcmd
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/lag"
+	"github.com/kmmproject/kmm/pkg/output"
+)
+
+func TestRenderGolden(t *testing.T) {
+	now := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	rows := lag.Compute([]lag.PartitionInput{
+		{Flow: "A->B", Topic: "orders", RemoteTopic: "A.orders", Partition: 0, SourceEnd: 1000, Stored: 999},
+		{Flow: "A->B", Topic: "orders", RemoteTopic: "A.orders", Partition: 1, SourceEnd: 1000, Stored: 399, OldestUnreplicatedMs: now.Add(-90 * time.Second).UnixMilli()},
+		{Flow: "A->B", Topic: "audit", RemoteTopic: "A.audit", Partition: 0, SourceStart: 50, SourceEnd: 80, Stored: 9},
+		{Flow: "A->B", Topic: "new", RemoteTopic: "A.new", Partition: 0, SourceEnd: 5, Stored: -1, OldestUnreplicatedMs: now.Add(-2 * time.Second).UnixMilli()},
+	}, now)
+	groups := lag.ComputeGroups([]lag.GroupInput{
+		{Flow: "A->B", Group: "billing", Topic: "orders", RemoteTopic: "A.orders", Partition: 1, Committed: 350, SourceEnd: 1000, Next: 400, Translated: 340, TargetEnd: 400, Bound: 9},
+		{Flow: "A->B", Group: "billing", Topic: "orders", RemoteTopic: "A.orders", Partition: 0, Committed: 1000, SourceEnd: 1000, Next: 1000, Translated: 1000, TargetEnd: 1000, Bound: 0},
+	})
+	th := lag.Thresholds{MaxRecords: 100}
+	for _, c := range []struct {
+		name, out string
+		tty       bool
+	}{{"lag-piped.txt", "table", false}, {"lag-tty.txt", "table", true}, {"lag.json", "json", false}} {
+		io, _, out, _ := iostreams.Test()
+		if c.tty {
+			io.SetTTY(true, true, true)
+			io.SetColorMode("auto")
+		}
+		if err := render(io, c.out, rows, groups, false, th, now); err != nil {
+			t.Fatal(err)
+		}
+		output.Golden(t, c.name, out.Bytes())
+	}
+}
