@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -401,22 +400,7 @@ func TestGoldenVectors(t *testing.T) {
 func TestJavaVectors(t *testing.T) {
 	out := javatest.Run(t, "wire", "utf8")
 	fresh := out["wire"]
-	if *update {
-		if err := os.WriteFile(goldenFile, fresh, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", goldenFile)
-	} else {
-		golden, err := os.ReadFile(goldenFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(golden, fresh) {
-			tmp := filepath.Join(t.TempDir(), "vectors.json")
-			_ = os.WriteFile(tmp, fresh, 0o644)
-			t.Errorf("%s differs from what the jars generate now (fresh copy: %s); rerun with -update if the change is expected", goldenFile, tmp)
-		}
-	}
+	javatest.CompareGolden(t, goldenFile, fresh, *update)
 	checkWireVectors(t, fresh)
 
 	sc := bufio.NewScanner(bytes.NewReader(out["utf8"]))

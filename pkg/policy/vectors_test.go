@@ -1,12 +1,10 @@
 package policy
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -194,21 +192,6 @@ func TestGoldenVectors(t *testing.T) {
 // golden file (rewriting it with -update) and checks them.
 func TestJavaVectors(t *testing.T) {
 	fresh := javatest.Run(t, "policy")["policy"]
-	if *update {
-		if err := os.WriteFile(goldenFile, fresh, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", goldenFile)
-	} else {
-		golden, err := os.ReadFile(goldenFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(golden, fresh) {
-			tmp := filepath.Join(t.TempDir(), "vectors.json")
-			_ = os.WriteFile(tmp, fresh, 0o644)
-			t.Errorf("%s differs from what the jars generate now (fresh copy: %s); rerun with -update if the change is expected", goldenFile, tmp)
-		}
-	}
+	javatest.CompareGolden(t, goldenFile, fresh, *update)
 	checkPolicyVectors(t, fresh)
 }

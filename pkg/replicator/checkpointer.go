@@ -32,10 +32,8 @@ type checkpointer struct {
 
 	writeMu     sync.Mutex
 	written     atomic.Int64
-	lastWrite   atomic.Int64 // unix ms
-	skipped     sync.Map     // group -> reason (active on target)
-	lastByGroup sync.Map     // group -> unix ms of its newest checkpoint
-	tailing     atomic.Bool
+	skipped     sync.Map // group -> reason (active on target)
+	lastByGroup sync.Map // group -> unix ms of its newest checkpoint
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -106,7 +104,6 @@ func (c *checkpointer) emit(ctx context.Context, ds []checkpoint.Decision) {
 		c.lastByGroup.Store(cp.Group, now.UnixMilli())
 	}
 	c.written.Add(int64(len(cps)))
-	c.lastWrite.Store(now.UnixMilli())
 }
 
 // onSyncs is called by the offset-sync writer after syncs were written.
@@ -154,13 +151,11 @@ func (c *checkpointer) run(ctx context.Context) {
 	nextSync := time.Now().Add(f.SyncGroupOffsetsInterval)
 	nextTail := time.Now().Add(5 * time.Second)
 	if tail != nil {
-		c.tailing.Store(true)
 		nextPoll = time.Now().Add(time.Minute) // a periodic full listing catches anything missed
 	}
 	for ctx.Err() == nil {
 		if tail == nil && time.Now().After(nextTail) {
 			if tail, tailErr = c.openTail(ctx); tail != nil {
-				c.tailing.Store(true)
 				c.pollAll(ctx) // commits made before the tail started
 				nextPoll = time.Now().Add(time.Minute)
 			}
@@ -331,11 +326,4 @@ func (c *checkpointer) syncGroups(ctx context.Context) {
 		}
 		c.e.emit(Event{Type: EvGroupSynced, Message: fmt.Sprintf("committed %d translated offset(s) of group %s on %s", len(p.Commits), p.Group, f.Target), Count: int64(len(p.Commits))})
 	}
-}
-
-// skippedGroups counts groups not synced because they are active on T.
-func (c *checkpointer) skippedGroups() int {
-	n := 0
-	c.skipped.Range(func(any, any) bool { n++; return true })
-	return n
 }

@@ -391,7 +391,7 @@ func (e *engine) allParts() []*pstate {
 }
 
 func (e *engine) emitProgress() {
-	var recs, bytes, lag int64
+	var lag int64
 	e.partsMu.RLock()
 	parts := e.allParts()
 	e.partsMu.RUnlock()
@@ -399,9 +399,8 @@ func (e *engine) emitProgress() {
 		if end := p.srcEnd.Load(); end >= 0 {
 			lag += max(0, end-(p.acked.Load()+1))
 		}
-		recs += p.records.Load()
-		bytes += p.bytes.Load()
 	}
+	recs, bytes := e.totals()
 	e.emit(Event{Type: EvProgress, Records: recs, Bytes: bytes, Topics: len(e.parts), Count: e.gapTotal.Load(), LagRecord: lag})
 }
 

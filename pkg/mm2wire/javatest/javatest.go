@@ -12,6 +12,7 @@
 package javatest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -172,4 +173,26 @@ func Run(t testing.TB, modes ...string) map[string][]byte {
 	}
 	t.Logf("javatest: generated %v with the jars in %s", modes, libs)
 	return res
+}
+
+// CompareGolden checks fresh (what the jars generate now) against the committed golden file, or
+// rewrites the file when update is set.
+func CompareGolden(t testing.TB, goldenFile string, fresh []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(goldenFile, fresh, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", goldenFile)
+		return
+	}
+	golden, err := os.ReadFile(goldenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(golden, fresh) {
+		tmp := filepath.Join(t.TempDir(), "vectors.json")
+		_ = os.WriteFile(tmp, fresh, 0o644)
+		t.Errorf("%s differs from what the jars generate now (fresh copy: %s); rerun with -update if the change is expected", goldenFile, tmp)
+	}
 }
