@@ -70,8 +70,9 @@ func TestStatusReasons(t *testing.T) {
 	if err := cons.Subscribe(remote); err != nil {
 		t.Fatal(err)
 	}
-	stopPolling := make(chan struct{})
+	stopPolling, polled := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(polled)
 		for {
 			select {
 			case <-stopPolling:
@@ -83,6 +84,7 @@ func TestStatusReasons(t *testing.T) {
 	}()
 	status("group " + group + " is active on B")
 	close(stopPolling)
+	<-polled // never Close a librdkafka consumer while another goroutine is inside Poll
 	cons.Close()
 
 	// Records deleted on A before kmm copied them.
