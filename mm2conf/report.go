@@ -377,14 +377,16 @@ func keyMatches(k string, filters []string) bool {
 	return false
 }
 
-// displayValue returns what may be shown for a value: a provider
-// expression as written, "[hidden]" for secret keys, else the value.
+// displayValue returns what may be shown for a value: "[hidden]" for secret keys (whether
+// the value is inline, a provider reference, or both: a reference can sit beside an inline
+// password, as in `username="${env:USER}" password="..."`), a provider expression as written,
+// else the value.
 func displayValue(key string, v Value) (string, bool) {
-	if v.FromProvider {
-		return v.Raw, true
-	}
 	if clientconf.IsSecretKey(key) {
 		return clientconf.Redact(key, v.Raw), true
+	}
+	if v.FromProvider {
+		return v.Raw, true
 	}
 	return v.Raw, false
 }
