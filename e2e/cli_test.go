@@ -29,7 +29,7 @@ func TestBinaryVersionHelpAndExitCodes(t *testing.T) {
 // The bed's status command sees the three clusters this run started, and `up` on a running bed
 // is a no-op that still reports every cluster ready.
 func TestTestbedStatusAndIdempotentUp(t *testing.T) {
-	testbed.Attach(t)
+	bed := testbed.Attach(t)
 	out := testbed.Script(t, "status")
 	for _, c := range []string{"A running", "B running", "C running"} {
 		if !strings.Contains(out, c) {
@@ -37,7 +37,7 @@ func TestTestbedStatusAndIdempotentUp(t *testing.T) {
 		}
 	}
 	out = testbed.Script(t, "up")
-	for _, c := range []string{"A 127.0.0.1:19092 cluster_id=", "B 127.0.0.1:29092", "C 127.0.0.1:39092", "already running"} {
+	for _, c := range []string{"A " + bed.A.Bootstrap + " cluster_id=", "B " + bed.B.Bootstrap, "C " + bed.C.Bootstrap, "already running"} {
 		if !strings.Contains(out, c) {
 			t.Fatalf("second up lacks %q:\n%s", c, out)
 		}

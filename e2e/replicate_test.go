@@ -21,11 +21,12 @@ import (
 // writeProps writes an MM2 properties file for the bed with the given extra lines.
 func writeProps(t *testing.T, lines ...string) string {
 	t.Helper()
+	bed := testbed.Attach(t)
 	base := []string{
 		"clusters = A, B, C",
-		"A.bootstrap.servers = 127.0.0.1:19092",
-		"B.bootstrap.servers = 127.0.0.1:29092",
-		"C.bootstrap.servers = 127.0.0.1:39092",
+		"A.bootstrap.servers = " + bed.A.Bootstrap,
+		"B.bootstrap.servers = " + bed.B.Bootstrap,
+		"C.bootstrap.servers = " + bed.C.Bootstrap,
 		"replication.factor = 1",
 		"checkpoints.topic.replication.factor = 1",
 		"heartbeats.topic.replication.factor = 1",

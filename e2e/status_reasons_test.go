@@ -101,7 +101,7 @@ func TestStatusReasons(t *testing.T) {
 	testbed.Script(t, "down", "A")
 	defer testbed.Script(t, "up", "A")
 	r := Run(t, "status", props, "-o", "json")
-	if r.Code != 3 || !strings.Contains(r.Stdout, `"state": "DOWN"`) || !strings.Contains(r.Stdout, "source cluster A (127.0.0.1:19092) is unreachable") ||
+	if r.Code != 3 || !strings.Contains(r.Stdout, `"state": "DOWN"`) || !strings.Contains(r.Stdout, "source cluster A ("+bed.A.Bootstrap+") is unreachable") ||
 		!strings.Contains(r.Stdout, "B last stored progress") {
 		t.Fatalf("source down: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}

@@ -19,7 +19,8 @@
 # SSL requires a client certificate signed by the bed's CA ($KMM_TESTBED_DIR/pki/ca.{crt,key}).
 #
 # Environment: KMM_TESTBED_DIR (default <repo>/.testbed), KAFKA_VERSION (default from the pom),
-# KMM_BROKER_HEAP (default -Xms256m -Xmx768m).
+# KMM_BROKER_HEAP (default -Xms256m -Xmx768m), KMM_TESTBED_PORT_OFFSET (default 0: added to every
+# port above, so two beds — two checkouts — can run side by side; e2e/testbed reads it too).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,9 +34,12 @@ ALL_CLUSTERS=(A B C)
 log() { printf 'testbed: %s\n' "$*" >&2; }
 die() { printf 'testbed: error: %s\n' "$*" >&2; exit 1; }
 
+PORT_OFFSET="${KMM_TESTBED_PORT_OFFSET:-0}"
+[[ "$PORT_OFFSET" =~ ^[0-9]+$ ]] || die "KMM_TESTBED_PORT_OFFSET must be a non-negative integer, not '$PORT_OFFSET'"
+
 base_port() {
   case "$1" in
-    A) echo 19092 ;; B) echo 29092 ;; C) echo 39092 ;;
+    A) echo $((19092 + PORT_OFFSET)) ;; B) echo $((29092 + PORT_OFFSET)) ;; C) echo $((39092 + PORT_OFFSET)) ;;
     *) die "unknown cluster '$1' (known: A B C)" ;;
   esac
 }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,16 @@ var (
 	theBed     *Bed
 )
 
+// PortOffset is KMM_TESTBED_PORT_OFFSET (scripts/testbed.sh adds it to every port of the bed so
+// two checkouts can run their beds side by side); 0 when unset or invalid.
+func PortOffset() int {
+	n, err := strconv.Atoi(os.Getenv("KMM_TESTBED_PORT_OFFSET"))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
 // Root returns the repository root (the directory holding go.mod).
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -69,7 +80,8 @@ func Attach(t testing.TB) *Bed {
 		if dir == "" {
 			dir = filepath.Join(Root(), ".testbed")
 		}
-		b := &Bed{A: cluster("A", 19092), B: cluster("B", 29092), C: cluster("C", 39092), Dir: dir}
+		off := PortOffset()
+		b := &Bed{A: cluster("A", 19092+off), B: cluster("B", 29092+off), C: cluster("C", 39092+off), Dir: dir}
 		for _, c := range []Cluster{b.A, b.B, b.C} {
 			if err := ping(c.Bootstrap); err != nil {
 				attachErr = fmt.Errorf("test bed cluster %s (%s) not reachable: %v (start it with `make testbed-up`)", c.Name, c.Bootstrap, err)
