@@ -363,6 +363,13 @@ func endOffsets(t *testing.T, c testbed.Cluster, topic string, parts int) []int6
 // and returns the stored last-replicated offset per partition of source topic.
 func sourcePositions(t *testing.T, c testbed.Cluster, src, topic string) map[int32]int64 {
 	t.Helper()
+	return sourcePositionsOf(t, c, src, src, topic)
+}
+
+// sourcePositionsOf is sourcePositions for the source partitions of cluster (the connector's
+// source.cluster.alias, which the file may override) in mm2-offsets.<src>.internal.
+func sourcePositionsOf(t *testing.T, c testbed.Cluster, src, cluster, topic string) map[int32]int64 {
+	t.Helper()
 	offsets := "mm2-offsets." + src + ".internal"
 	a := c.Admin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -426,7 +433,7 @@ func sourcePositions(t *testing.T, c testbed.Cluster, src, topic string) map[int
 				Partition int32  `json:"partition"`
 				Topic     string `json:"topic"`
 			}
-			if json.Unmarshal(key[1], &k) != nil || k.Cluster != src || k.Topic != topic {
+			if json.Unmarshal(key[1], &k) != nil || k.Cluster != cluster || k.Topic != topic {
 				continue
 			}
 			if r.Value == nil {
@@ -449,8 +456,15 @@ func sourcePositions(t *testing.T, c testbed.Cluster, src, topic string) map[int
 // record it wrote and no more, so whoever resumes copies nothing twice and skips nothing.
 func checkPositions(t *testing.T, who string, tgt testbed.Cluster, src, topic, remote string, parts int) []int64 {
 	t.Helper()
+	return checkPositionsOf(t, who, tgt, src, src, topic, remote, parts)
+}
+
+// checkPositionsOf is checkPositions for the source partitions of cluster (see
+// sourcePositionsOf).
+func checkPositionsOf(t *testing.T, who string, tgt testbed.Cluster, src, cluster, topic, remote string, parts int) []int64 {
+	t.Helper()
 	ends := endOffsets(t, tgt, remote, parts)
-	pos := sourcePositions(t, tgt, src, topic)
+	pos := sourcePositionsOf(t, tgt, src, cluster, topic)
 	for p := 0; p < parts; p++ {
 		got, ok := pos[int32(p)]
 		switch {

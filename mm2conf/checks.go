@@ -54,8 +54,10 @@ func checkKeys(c *Config, sink *diagSink) {
 			}
 			continue
 		}
-		// Cluster keys: alias.rest (longest matching alias first).
-		if a := aliasOf(k, c.Clusters); a != "" {
+		// Cluster keys: alias.rest (longest matching alias first). A key that is a connector
+		// key as a whole (source.cluster.alias beside an alias "source") is a top-level
+		// connector key for MM2 too: MirrorMakerConfig keeps it for every flow.
+		if a := aliasOf(k, c.Clusters); a != "" && !isConnectorKey(k) {
 			checkClusterKey(e, a, k[len(a)+1:], clusterCands, c, sink)
 			continue
 		}
@@ -507,4 +509,115 @@ func (c *Config) checkFlow(f *Flow, sink *diagSink) {
 	if v, ok := f.Worker["exactly.once.source.support"]; ok && javaTrim(v.Resolved()) != "disabled" {
 		sink.warn("exactly-once", v.Origin.Pos, v.Origin.Key, "exactly.once.source.support: kmm replicates at least once; it does not provide MM2's exactly-once (KIP-618) delivery", "")
 	}
+}
+
+// checkNaming explains names MM2 makes differently from its defaults: an empty
+// replication.policy.separator (once per line that sets it) and source.cluster.alias /
+// target.cluster.alias overrides (once per line), for the flows that replicate.
+func (c *Config) checkNaming(sink *diagSink) {
+	type group struct {
+		origin Origin
+		flows  []*Flow
+	}
+	var seps []*group
+	aliasKeys := map[string]*group{}
+	var aliasOrder []string
+	for _, f := range c.Flows {
+		if !f.Enabled || f.TopicFilter == nil {
+			continue
+		}
+		if _, err := f.Policy(); err != nil {
+			continue
+		}
+		s := f.Settings
+		if s.ReplicationPolicySeparatorSet && s.ReplicationPolicySeparator == "" {
+			o := f.Connector["replication.policy.separator"].Origin
+			var g *group
+			for _, x := range seps {
+				if x.origin.Pos == o.Pos && x.origin.Key == o.Key {
+					g = x
+				}
+			}
+			if g == nil {
+				g = &group{origin: o}
+				seps = append(seps, g)
+			}
+			g.flows = append(g.flows, f)
+			continue
+		}
+		for _, k := range []string{"source.cluster.alias", "target.cluster.alias"} {
+			own := f.Source
+			if k == "target.cluster.alias" {
+				own = f.Target
+			}
+			v := f.Connector[k]
+			if v.Origin.IsDefault() || javaTrim(v.Resolved()) == own {
+				continue
+			}
+			id := v.Origin.Pos.String() + " " + v.Origin.Key
+			if aliasKeys[id] == nil {
+				aliasKeys[id] = &group{origin: v.Origin}
+				aliasOrder = append(aliasOrder, id)
+			}
+			aliasKeys[id].flows = append(aliasKeys[id].flows, f)
+		}
+	}
+	for _, g := range seps {
+		var per []string
+		var reverse []string
+		for _, f := range g.flows {
+			per = append(per, namingLine(f))
+			if rf := c.Flow(f.Target + "->" + f.Source); rf == nil || !rf.Enabled {
+				reverse = append(reverse, f.Target+"->"+f.Source)
+			}
+		}
+		msg := "replication.policy.separator is empty: MM2 4.1.1 accepts this and kmm reads it the same way, so it finds the topics an MM2 with this file wrote. " +
+			strings.Join(per, " ") +
+			" Without a separator a topic's name cannot say which cluster it came from, so MM2's cycle detection cannot work:"
+		if len(reverse) < len(g.flows) {
+			msg += " the flows in both directions copy every topic back and forth forever."
+		} else {
+			msg += " a flow in the other direction (" + strings.Join(reverse, ", ") + ") would copy every topic back and forth forever."
+		}
+		sink.warn("separator-empty", g.origin.Pos, g.origin.Key, msg,
+			"to keep topic names, use the supported replication.policy.class = "+IdentityPolicyClass+
+				" (with the default separator); it names the internal topics differently, so an MM2 or kmm that switches starts without these offset syncs and checkpoints")
+	}
+	for _, id := range aliasOrder {
+		g := aliasKeys[id]
+		var per []string
+		for _, f := range g.flows {
+			per = append(per, namingLine(f))
+		}
+		sink.warn("cluster-alias-override", g.origin.Pos, g.origin.Key,
+			fmt.Sprintf("%s replaces the flow's own alias in every name MM2's connectors make (MM2 uses it, and so does kmm): %s", g.origin.Key, strings.Join(per, " ")),
+			"remove it unless the names above are what you want: by default MM2 names everything after the flow's own aliases")
+	}
+}
+
+// namingLine says what names a flow makes: a topic's remote name and the internal topics.
+func namingLine(f *Flow) string {
+	p, _ := f.Policy()
+	n, _ := f.Names()
+	remote := p.FormatRemoteTopic(n.SourceAlias, "orders")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ", f.Name())
+	switch {
+	case f.Topic("orders").Code == VerdictCycle:
+		fmt.Fprintf(&b, "every topic counts as a cycle (the policy says it came from %q, the target's alias here), so nothing but heartbeats is replicated", n.TargetAlias)
+	case remote == "orders":
+		b.WriteString("topics keep their names (orders -> orders)")
+	default:
+		fmt.Fprintf(&b, "orders -> %s", remote)
+	}
+	if v := f.Connector["source.cluster.alias"]; !v.Origin.IsDefault() {
+		fmt.Fprintf(&b, ", as source.cluster.alias = %q", n.SourceAlias)
+		if p := v.Origin.Pos; p.Line > 0 {
+			fmt.Fprintf(&b, " (line %d)", p.Line)
+		}
+	}
+	fmt.Fprintf(&b, "; offset syncs in %s on %s; checkpoints in %s and heartbeats in %s (keyed %q, %q) on %s.",
+		n.OffsetSyncsTopic, map[bool]string{true: f.Source, false: f.Target}[n.OffsetSyncsLocation == "source"],
+		n.CheckpointsTopic, n.HeartbeatsTopic, n.SourceAlias, n.TargetAlias, f.Target)
+	return b.String()
 }

@@ -20,8 +20,12 @@ type Settings struct {
 
 	ReplicationPolicyClass string
 	// ReplicationPolicySeparator is read raw (untrimmed), as
-	// DefaultReplicationPolicy.configure does; "." unless set.
+	// DefaultReplicationPolicy.configure does; "." unless set. It may be
+	// empty: MM2 accepts that (see Flow.Names).
 	ReplicationPolicySeparator string
+	// ReplicationPolicySeparatorSet: the connector config has the key (the
+	// policy only then reads it and the internal-separator flag).
+	ReplicationPolicySeparatorSet bool
 	// InternalTopicSeparatorEnabled is honoured only when the separator is
 	// set (Boolean.parseBoolean, raw).
 	InternalTopicSeparatorEnabled bool
@@ -59,6 +63,18 @@ type Settings struct {
 
 	// UseDefaultsFrom is "source" or "target" (any other value acts as target).
 	UseDefaultsFrom string
+
+	// SourceClusterAlias and TargetClusterAlias are the aliases MM2's
+	// connectors use in every name they make (remote topics, internal
+	// topics, heartbeat keys, the Connect source partitions, the cycle
+	// check): the connector config's source.cluster.alias and
+	// target.cluster.alias (trimmed), which are the flow's own aliases unless
+	// a top-level or flow-level key overrides them.
+	SourceClusterAlias string
+	TargetClusterAlias string
+	// sourceAliasRaw is source.cluster.alias untrimmed, as
+	// IdentityReplicationPolicy.configure reads it.
+	sourceAliasRaw string
 }
 
 // Features says what a flow does.
@@ -171,10 +187,14 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 	s.ConfigPropertiesExclude = excl("config.properties.exclude")
 
 	s.ReplicationPolicyClass = getString("replication.policy.class")
+	s.SourceClusterAlias = getString("source.cluster.alias")
+	s.TargetClusterAlias = getString("target.cluster.alias")
+	s.sourceAliasRaw = conn["source.cluster.alias"].Resolved()
 	s.ReplicationPolicySeparator = "."
 	s.InternalTopicSeparatorEnabled = true
 	s.InternalSeparator = "."
 	if v, ok := conn["replication.policy.separator"]; ok {
+		s.ReplicationPolicySeparatorSet = true
 		s.ReplicationPolicySeparator = v.Resolved()
 		if iv, ok := conn["replication.policy.internal.topic.separator.enabled"]; ok {
 			s.InternalTopicSeparatorEnabled = JavaParseBoolean(iv.Resolved())
@@ -184,9 +204,6 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 		}
 		if s.ReplicationPolicySeparator != javaTrim(s.ReplicationPolicySeparator) {
 			sink.warn("separator-whitespace", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("replication.policy.separator = %q contains whitespace, which MM2 keeps (it reads the separator untrimmed)", s.ReplicationPolicySeparator), "remove the whitespace unless you really want it in topic names")
-		}
-		if s.ReplicationPolicySeparator == "" {
-			sink.err("separator-empty", v.Origin.Pos, v.Origin.Key, "replication.policy.separator is empty", "")
 		}
 	}
 	_, _, _ = typed("replication.policy.internal.topic.separator.enabled")

@@ -472,6 +472,7 @@ func (c *Config) resolve(opts LoadOptions, env func(string) (string, bool), sink
 		sink.err("no-enabled-flow", ce.Pos, "", "no flow is enabled: MM2 enables none by default, so nothing would be replicated (only heartbeats)", noFlowHint(c))
 	}
 	c.checkClusters(sink)
+	c.checkNaming(sink)
 	used := map[string]bool{}
 	for _, e := range c.raw.all() {
 		for _, n := range providerNames(e.Value) {

@@ -4,7 +4,6 @@
 package flowconf
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -29,23 +28,9 @@ const (
 	DefaultSyncGroupOffsetsInterval = 5 * time.Second
 )
 
-// Policy builds the replication policy of a flow.
-func Policy(f *mm2conf.Flow) (policy.Policy, error) {
-	s := f.Settings
-	sep := s.ReplicationPolicySeparator
-	if sep == "" {
-		sep = "."
-	}
-	internal := s.InternalSeparator == sep
-	switch cls := s.ReplicationPolicyClass; cls {
-	case "", "org.apache.kafka.connect.mirror.DefaultReplicationPolicy":
-		return policy.NewDefault(sep, true, internal), nil
-	case "org.apache.kafka.connect.mirror.IdentityReplicationPolicy":
-		return policy.NewIdentity(sep, true, internal, f.Source), nil
-	default:
-		return nil, fmt.Errorf("flow %s: replication.policy.class %s is not supported", f.Name(), cls)
-	}
-}
+// Policy builds the replication policy of a flow (mm2conf.Flow.Policy: MM2's configuration of
+// it, an empty separator included).
+func Policy(f *mm2conf.Flow) (policy.Policy, error) { return f.Policy() }
 
 func client(f *mm2conf.Flow, role string) rdkafka.Config {
 	cc := f.ClientConfig(role)
@@ -99,6 +84,7 @@ func ReplicatorFlow(f *mm2conf.Flow) (*replicator.Flow, error) {
 	s := f.Settings
 	r := &replicator.Flow{
 		Source: f.Source, Target: f.Target, Enabled: f.Features.Data,
+		SourceAlias: s.SourceClusterAlias, TargetAlias: s.TargetClusterAlias, AliasesSet: true,
 		SourceConsumer: client(f, "source-consumer"), SourceAdmin: client(f, "source-admin"), SourceProducer: client(f, "source-producer"),
 		TargetProducer: client(f, "target-producer"), TargetAdmin: client(f, "target-admin"), TargetConsumer: client(f, "target-consumer"),
 		Policy:                   p,

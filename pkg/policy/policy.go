@@ -199,6 +199,7 @@ func (p *Default) IsInternalTopic(topic string) bool { return isInternalTopic(p,
 type Identity struct {
 	d           *Default
 	sourceAlias string
+	aliasSet    bool
 }
 
 // NewIdentity returns an IdentityReplicationPolicy. The separator arguments are those of
@@ -206,7 +207,14 @@ type Identity struct {
 // cluster); "" means not configured, and TopicSource then reports ok == false for
 // non-heartbeat topics.
 func NewIdentity(separator string, separatorSet, internalSepEnabled bool, sourceAlias string) *Identity {
-	return &Identity{d: NewDefault(separator, separatorSet, internalSepEnabled), sourceAlias: sourceAlias}
+	return &Identity{d: NewDefault(separator, separatorSet, internalSepEnabled), sourceAlias: sourceAlias, aliasSet: sourceAlias != ""}
+}
+
+// NewIdentityConfigured is NewIdentity with source.cluster.alias configured, even to "" (as MM2
+// configures the policy of its connectors, whose config always has the key): TopicSource then
+// answers sourceAlias for every non-heartbeat topic, "" included.
+func NewIdentityConfigured(separator string, separatorSet, internalSepEnabled bool, sourceAlias string) *Identity {
+	return &Identity{d: NewDefault(separator, separatorSet, internalSepEnabled), sourceAlias: sourceAlias, aliasSet: true}
 }
 
 // Separator returns the remote topic separator (used for heartbeat-like topics only).
@@ -232,7 +240,7 @@ func (p *Identity) TopicSource(topic string) (string, bool) {
 	if looksLikeHeartbeat(topic) {
 		return p.d.TopicSource(topic)
 	}
-	return p.sourceAlias, p.sourceAlias != ""
+	return p.sourceAlias, p.aliasSet
 }
 
 // UpstreamTopic returns topic itself, or the Default answer for heartbeat-like topics.

@@ -112,7 +112,11 @@ func checkPolicyVectors(t *testing.T, data []byte) {
 		case "default":
 			policies[i] = NewDefault(sep, sepSet, internal)
 		case "identity":
-			policies[i] = NewIdentity(sep, sepSet, internal, alias)
+			if c.Config.SourceClusterAlias != nil {
+				policies[i] = NewIdentityConfigured(sep, sepSet, internal, alias)
+			} else {
+				policies[i] = NewIdentity(sep, sepSet, internal, alias)
+			}
 		default:
 			t.Fatalf("unknown class %q", c.Config.Class)
 		}

@@ -41,14 +41,14 @@ type checkpointer struct {
 
 func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	f := e.flow
-	topic := f.Policy.CheckpointsTopic(f.Source)
+	topic := f.Policy.CheckpointsTopic(f.SourceAlias)
 	if _, err := ensureTopic(ctx, e.tgt, topic, 1, f.CheckpointsRF, map[string]string{"cleanup.policy": "compact"}, "checkpoints.topic.replication.factor"); err != nil {
 		return nil, err
 	}
 	mapping := offsetsync.NewStore(offsetsync.Options{})
-	syncAdmin, syncCfg, other := e.src, f.SourceConsumer, f.Target
+	syncAdmin, syncCfg, other := e.src, f.SourceConsumer, f.TargetAlias
 	if f.OffsetSyncsOnTarget {
-		syncAdmin, syncCfg, other = e.tgt, f.TargetConsumer, f.Source
+		syncAdmin, syncCfg, other = e.tgt, f.TargetConsumer, f.SourceAlias
 	}
 	if _, err := mm2read.LoadOffsetSyncs(ctx, syncAdmin, syncCfg, f.Policy.OffsetSyncsTopic(other), mapping); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 		return nil, fmt.Errorf("flow %s: reading offset syncs: %w", f.Name(), err)
@@ -64,7 +64,7 @@ func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 		return nil, err
 	}
 	c := &checkpointer{e: e, topic: topic, prod: p, mapping: mapping, store: store, done: make(chan struct{}),
-		tracker: checkpoint.NewTracker(checkpoint.Config{Source: f.Source, Target: f.Target, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)}
+		tracker: checkpoint.NewTracker(checkpoint.Config{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
 	go c.run(cctx)

@@ -16,8 +16,15 @@ import (
 // Flow is one resolved source->target flow with everything the engine needs, already translated
 // to librdkafka settings and compiled filters.
 type Flow struct {
-	Source, Target                   string // cluster aliases
+	Source, Target                   string // cluster aliases (the herder's pair)
 	SourceBootstrap, TargetBootstrap string // for messages only
+	// SourceAlias and TargetAlias are the aliases MM2's connectors put in every name and record
+	// they make (remote and internal topic names, heartbeat keys, the "cluster" of the Connect
+	// source partitions, the cycle check): source.cluster.alias / target.cluster.alias, which
+	// the file may override (even to ""). Empty here means Source / Target (set by Validate).
+	SourceAlias, TargetAlias string
+	// aliasesSet: SourceAlias/TargetAlias were given (an empty alias is then meant).
+	AliasesSet bool
 
 	// Enabled is false for a heartbeats-only herder (MM2 creates S->T herders for heartbeats
 	// even when the flow is disabled).
@@ -90,6 +97,9 @@ func (f *Flow) Validate() error {
 	case f.Enabled && f.TopicFilter == nil:
 		return fmt.Errorf("flow %s: no topic filter", f.Name())
 	}
+	if !f.AliasesSet {
+		f.SourceAlias, f.TargetAlias, f.AliasesSet = f.Source, f.Target, true
+	}
 	if f.Tasks < 1 {
 		f.Tasks = 1
 	}
@@ -151,5 +161,5 @@ func (f *Flow) Selected(t string) bool {
 	if f.Policy.IsInternalTopic(t) {
 		return false
 	}
-	return !policy.IsCycle(f.Policy, t, f.Target)
+	return !policy.IsCycle(f.Policy, t, f.TargetAlias)
 }

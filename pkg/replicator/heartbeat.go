@@ -45,7 +45,7 @@ func (h *heartbeater) run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		now := time.Now()
-		hb := mm2wire.Heartbeat{SourceClusterAlias: f.Source, TargetClusterAlias: f.Target, Timestamp: now.UnixMilli()}
+		hb := mm2wire.Heartbeat{SourceClusterAlias: f.SourceAlias, TargetClusterAlias: f.TargetAlias, Timestamp: now.UnixMilli()}
 		key, err := hb.AppendKey(nil)
 		if err == nil {
 			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)

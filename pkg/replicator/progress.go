@@ -51,7 +51,7 @@ func (w *progressWriter) close() { w.prod.Close() }
 // deletes a position; later records win).
 func (w *progressWriter) load(ctx context.Context) (map[rdkafka.TP]int64, error) {
 	f := w.e.flow
-	return ReadSourcePositions(ctx, w.e.tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
+	return ReadSourcePositions(ctx, w.e.tgt, f.TargetConsumer, f.OffsetsTopic, f.SourceAlias)
 }
 
 // ReadSourcePositions reads MM2's Connect offsets topic and returns, for source cluster alias
@@ -143,7 +143,7 @@ func (w *progressWriter) store(ctx context.Context, parts []*pstate) error {
 		if a < 0 || a == ps.stored.Load() {
 			continue
 		}
-		key := mm2wire.SourceOffsetKey{Connector: SourceConnectorName, Cluster: f.Source, Topic: ps.p.SrcTopic, Partition: ps.p.Partition}.AppendJSON(nil)
+		key := mm2wire.SourceOffsetKey{Connector: SourceConnectorName, Cluster: f.SourceAlias, Topic: ps.p.SrcTopic, Partition: ps.p.Partition}.AppendJSON(nil)
 		recs = append(recs, rdkafka.Record{Topic: f.OffsetsTopic, Partition: mm2wire.PartitionForKey(key, w.partitions),
 			Key: key, Value: mm2wire.AppendOffsetValue(nil, a)})
 		moved = append(moved, ps)

@@ -30,9 +30,9 @@ type syncWriter struct {
 
 func newSyncWriter(ctx context.Context, e *engine) (*syncWriter, error) {
 	f := e.flow
-	admin, other, pcfg := e.src, f.Target, f.SourceProducer
+	admin, other, pcfg := e.src, f.TargetAlias, f.SourceProducer
 	if f.OffsetSyncsOnTarget {
-		admin, other, pcfg = e.tgt, f.Source, f.TargetProducer
+		admin, other, pcfg = e.tgt, f.SourceAlias, f.TargetProducer
 	}
 	topic := f.Policy.OffsetSyncsTopic(other)
 	if _, err := ensureTopic(ctx, admin, topic, 1, f.OffsetSyncsRF, map[string]string{"cleanup.policy": "compact"}, "offset-syncs.topic.replication.factor"); err != nil {

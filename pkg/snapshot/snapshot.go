@@ -68,7 +68,7 @@ func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.
 		if err != nil {
 			return nil, err
 		}
-		stored, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
+		stored, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.SourceAlias)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.
 			if !ok {
 				st = -1
 			}
-			in := lag.PartitionInput{Flow: f.Name(), Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.Source, tp.Topic), Partition: tp.Partition,
+			in := lag.PartitionInput{Flow: f.Name(), Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic), Partition: tp.Partition,
 				SourceStart: starts[tp].Offset, SourceEnd: ends[tp].Offset, Stored: st}
 			if next := max(lag.Next(in), in.SourceStart); next < in.SourceEnd {
 				need[tp] = next
@@ -188,7 +188,7 @@ func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
 	if tgt != nil {
 		if tts, err := tgt.ListTopics(ctx); err == nil {
 			for _, t := range st.SelectedTopics {
-				if _, ok := tts[f.Policy.FormatRemoteTopic(f.Source, t)]; !ok {
+				if _, ok := tts[f.Policy.FormatRemoteTopic(f.SourceAlias, t)]; !ok {
 					st.MissingOnT = append(st.MissingOnT, t)
 				}
 			}
@@ -207,7 +207,7 @@ func lastHeartbeat(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) 
 	var newest time.Time
 	for _, r := range recs {
 		hb, err := decodeHeartbeat(r)
-		if err == nil && hb.src == f.Source && hb.tgt == f.Target && hb.ts.After(newest) {
+		if err == nil && hb.src == f.SourceAlias && hb.tgt == f.TargetAlias && hb.ts.After(newest) {
 			newest = hb.ts
 		}
 	}
@@ -217,14 +217,14 @@ func lastHeartbeat(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) 
 // lastProgress returns the newest resume-position record time for this source on T and how
 // many partitions have a stored position.
 func lastProgress(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) (time.Time, int) {
-	pos, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
+	pos, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.SourceAlias)
 	if err != nil {
 		return time.Time{}, 0
 	}
 	recs := tailRecords(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, 50)
 	var newest time.Time
 	for _, r := range recs {
-		if isSourcePosition(r, f.Source) && r.Timestamp.After(newest) {
+		if isSourcePosition(r, f.SourceAlias) && r.Timestamp.After(newest) {
 			newest = r.Timestamp
 		}
 	}
@@ -284,7 +284,7 @@ func tailRecords(ctx context.Context, a *rdkafka.Admin, cfg rdkafka.Config, topi
 // committed past them; with group sync on, whether the group is active on T.
 func groupStatus(ctx context.Context, src, tgt *rdkafka.Admin, f *replicator.Flow) []health.GroupStatus {
 	store := checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.Source), store, f.GroupFilter); err != nil {
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.SourceAlias), store, f.GroupFilter); err != nil {
 		return nil
 	}
 	var out []health.GroupStatus

@@ -19,7 +19,7 @@ import (
 // TranslateInput reads checkpoints, topics, end offsets and group states from T, and the offset
 // mapping and live group offsets from S when it is reachable (srcErr says why not).
 func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.TranslateInput, srcErr error, err error) {
-	in = checkpoint.TranslateInput{Source: f.Source, Target: f.Target, Policy: f.Policy, Now: time.Now()}
+	in = checkpoint.TranslateInput{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, Now: time.Now()}
 	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
 	if err != nil {
 		return in, nil, err
@@ -30,7 +30,7 @@ func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.Tran
 			"translate-offsets needs the target cluster; check its bootstrap.servers and security settings")
 	}
 	in.Checkpoints = checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.Source), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.SourceAlias), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 		return in, nil, err
 	}
 	topics, err := tgt.ListTopics(ctx)
@@ -71,9 +71,9 @@ func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.Tran
 			src = nil
 		}
 	}
-	syncAdmin, syncCfg, other := src, f.SourceConsumer, f.Target
+	syncAdmin, syncCfg, other := src, f.SourceConsumer, f.TargetAlias
 	if f.OffsetSyncsOnTarget {
-		syncAdmin, syncCfg, other = tgt, f.TargetConsumer, f.Source
+		syncAdmin, syncCfg, other = tgt, f.TargetConsumer, f.SourceAlias
 	}
 	if syncAdmin != nil {
 		m := offsetsync.NewStore(offsetsync.Options{})
@@ -147,7 +147,7 @@ func GroupLag(ctx context.Context, f *replicator.Flow, groups []string, parts []
 				return
 			}
 			seen[tp] = true
-			gi := lag.GroupInput{Flow: f.Name(), Group: g.Group, Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.Source, tp.Topic),
+			gi := lag.GroupInput{Flow: f.Name(), Group: g.Group, Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic),
 				Partition: tp.Partition, Committed: committed, SourceEnd: -1, Next: -1, Translated: -1, TargetEnd: -1, Bound: -1}
 			if p, ok := byTP[tp]; ok {
 				gi.SourceEnd, gi.Next = p.SourceEnd, p.Next

@@ -1,9 +1,10 @@
-// Package javatest runs kmm's Java vector generator (pkg/mm2wire/testdata/java/GenVectors.java)
-// against the real Apache Kafka jars, so that the tests of pkg/mm2wire and pkg/policy can compare
-// the Go code with MirrorMaker 2's own classes.
+// Package javatest runs kmm's Java programs against the real Apache Kafka jars, so that tests can
+// compare the Go code with MirrorMaker 2's own classes: the vector generator of pkg/mm2wire and
+// pkg/policy (pkg/mm2wire/testdata/java/GenVectors.java) and mm2conf's MM2 oracle
+// (testdata/mm2/javacheck/MM2Oracle.java).
 //
 // It owns finding the jars (env KMM_KAFKA_LIBS, else the nearest .testbed/kafka-*/libs above the
-// working directory), compiling the generator with javac into a test temp dir and running it with
+// working directory), compiling Java sources with javac into a test temp dir and running them with
 // java. When java, javac or the jars are missing the calling test is skipped, unless
 // KMM_REQUIRE_JARS=1, which turns the skip into a failure (CI sets it).
 //
@@ -104,19 +105,15 @@ func checkJars(dir string) error {
 	return nil
 }
 
-// generatorSource finds GenVectors.java by walking up from the working directory to go.mod.
-func generatorSource() (string, error) {
+// repoRoot finds the repository root (the directory holding go.mod) above the working directory.
+func repoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			p := filepath.Join(dir, "pkg", "mm2wire", "testdata", "java", "GenVectors.java")
-			if _, err := os.Stat(p); err != nil {
-				return "", err
-			}
-			return p, nil
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -126,10 +123,17 @@ func generatorSource() (string, error) {
 	}
 }
 
-// Run compiles GenVectors.java against the jars and runs it once per mode ("wire", "policy",
-// "utf8"), returning each mode's output. It skips (or fails, see EnvRequire) the test when Java or
-// the jars are missing; a compile or run error is always a failure.
-func Run(t testing.TB, modes ...string) map[string][]byte {
+// Classes is a set of Java sources compiled against the Kafka jars.
+type Classes struct {
+	Dir  string // the compiled classes (a test temp dir)
+	Libs string // the Kafka jar directory
+	java string
+}
+
+// Compile compiles Java sources (paths relative to the repository root) against the Kafka jars
+// into a test temp dir. It skips (or fails, see EnvRequire) the test when Java or the jars are
+// missing; a compile error is always a failure.
+func Compile(t testing.TB, sources ...string) *Classes {
 	t.Helper()
 	libs, err := LibsDir()
 	if err != nil {
@@ -146,32 +150,75 @@ func Run(t testing.TB, modes ...string) map[string][]byte {
 	if err != nil {
 		skipOrFail(t, "java not found in PATH")
 	}
-	src, err := generatorSource()
+	root, err := repoRoot()
 	if err != nil {
-		t.Fatalf("javatest: generator source: %v", err)
+		t.Fatalf("javatest: %v", err)
+	}
+	classes := t.TempDir()
+	args := []string{"-nowarn", "-encoding", "UTF-8", "-cp", filepath.Join(libs, "*"), "-d", classes}
+	for _, s := range sources {
+		args = append(args, filepath.Join(root, s))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	classes := t.TempDir()
-	cp := filepath.Join(libs, "*")
-	cmd := exec.CommandContext(ctx, javac, "-nowarn", "-encoding", "UTF-8", "-cp", cp, "-d", classes, src)
+	cmd := exec.CommandContext(ctx, javac, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("javatest: %s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
+	return &Classes{Dir: classes, Libs: libs, java: java}
+}
+
+// RunOptions tune one Java run.
+type RunOptions struct {
+	Stdin []byte
+	// Env, when not nil, is the whole environment of the JVM (nothing is inherited).
+	Env []string
+	// Dir is the working directory (default: the test's).
+	Dir string
+	// Timeout bounds the run (default 5 minutes).
+	Timeout time.Duration
+}
+
+// Run runs main with args and returns its standard output; any failure fails the test with the
+// combined output.
+func (c *Classes) Run(t testing.TB, main string, opts RunOptions, args ...string) []byte {
+	t.Helper()
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.java, append([]string{"-cp", filepath.Join(c.Libs, "*") + string(os.PathListSeparator) + c.Dir, main}, args...)...)
+	cmd.Dir = opts.Dir
+	if opts.Env != nil {
+		cmd.Env = opts.Env
+	}
+	cmd.Stdin = bytes.NewReader(opts.Stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("javatest: %s: %v\n%s%s", strings.Join(cmd.Args, " "), err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.Bytes()
+}
+
+// Run compiles GenVectors.java against the jars and runs it once per mode ("wire", "policy",
+// "utf8"), returning each mode's output. It skips (or fails, see EnvRequire) the test when Java or
+// the jars are missing; a compile or run error is always a failure.
+func Run(t testing.TB, modes ...string) map[string][]byte {
+	t.Helper()
+	c := Compile(t, filepath.Join("pkg", "mm2wire", "testdata", "java", "GenVectors.java"))
 	res := make(map[string][]byte, len(modes))
 	for _, mode := range modes {
-		outFile := filepath.Join(classes, mode+".out")
-		cmd := exec.CommandContext(ctx, java, "-cp", cp+string(os.PathListSeparator)+classes, "GenVectors", mode, outFile)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("javatest: %s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
-		}
+		outFile := filepath.Join(c.Dir, mode+".out")
+		c.Run(t, "GenVectors", RunOptions{}, mode, outFile)
 		b, err := os.ReadFile(outFile)
 		if err != nil {
 			t.Fatalf("javatest: %v", err)
 		}
 		res[mode] = b
 	}
-	t.Logf("javatest: generated %v with the jars in %s", modes, libs)
+	t.Logf("javatest: generated %v with the jars in %s", modes, c.Libs)
 	return res
 }
 

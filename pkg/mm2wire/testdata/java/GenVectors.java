@@ -841,7 +841,7 @@ public class GenVectors {
             boolean keep = (s[0] == null && s[1] == null) || (s[0] != null && s[0].equals("_") && !"TRUE".equals(s[1]) && !"true".equals(s[1]))
                 || (s[0] != null && s[0].equals("--") && s[1] == null) || (s[0] != null && s[0].isEmpty() && s[1] == null);
             if (!keep) continue;
-            for (String alias : new String[] {null, "A", "B"}) configs.add(new Object[] {"identity", s[0], s[1], alias});
+            for (String alias : new String[] {null, "", "A", "B"}) configs.add(new Object[] {"identity", s[0], s[1], alias});
         }
         ArrayNode meta = F.arrayNode();
         ObjectNode m = meta.addObject();
