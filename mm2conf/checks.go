@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kmmproject/kmm/mm2conf/clientconf"
@@ -502,6 +503,7 @@ func (c *Config) checkFlow(f *Flow, sink *diagSink) {
 		pos, key := at("emit.checkpoints.enabled")
 		sink.warn("checkpoints-off", pos, key, "emit.checkpoints.enabled = false stops the checkpoint connector, so sync.group.offsets.enabled = true has no effect", "")
 	}
+	c.checkReplicationProducer(f, sink)
 	if v, ok := conn["exactly.once.support"]; ok && javaTrim(v.Resolved()) == "required" {
 		pos, key := at("exactly.once.support")
 		sink.warn("exactly-once", pos, key, "exactly.once.support = required: kmm replicates at least once; it does not provide MM2's exactly-once (KIP-618) delivery", "")
@@ -620,4 +622,32 @@ func namingLine(f *Flow) string {
 		n.OffsetSyncsTopic, map[bool]string{true: f.Source, false: f.Target}[n.OffsetSyncsLocation == "source"],
 		n.CheckpointsTopic, n.HeartbeatsTopic, n.SourceAlias, n.TargetAlias, f.Target)
 	return b.String()
+}
+
+// checkReplicationProducer: kmm's replication producer is idempotent with acks=all (records
+// once and in order), which librdkafka allows only with at most 5 requests in flight and with
+// retries; the engine replaces other values, and this says so at their line.
+func (c *Config) checkReplicationProducer(f *Flow, sink *diagSink) {
+	cc := f.ClientConfig(RoleTargetProducer)
+	if cc == nil {
+		return
+	}
+	at := func(rdKey string) (Pos, string) {
+		for _, jk := range strings.Split(cc.Librdkafka.Origin[rdKey], ",") {
+			if v, ok := cc.Java[strings.TrimSpace(jk)]; ok {
+				return v.Origin.Pos, v.Origin.Key
+			}
+		}
+		return Pos{}, rdKey
+	}
+	if n, err := strconv.Atoi(cc.Librdkafka.Config["max.in.flight.requests.per.connection"]); err == nil && n > 5 {
+		pos, key := at("max.in.flight.requests.per.connection")
+		sink.warn("replication-producer", pos, key, fmt.Sprintf("%s = %d: kmm's replication producer is idempotent (records once and in order), and librdkafka allows at most 5 requests in flight then: kmm uses 5 for it", key, n),
+			"write 5 or less")
+	}
+	if cc.Librdkafka.Config["retries"] == "0" {
+		pos, key := at("retries")
+		sink.warn("replication-producer", pos, key, key+" = 0: kmm's replication producer is idempotent (records once and in order), which needs retries: kmm keeps librdkafka's default for it",
+			"remove it")
+	}
 }

@@ -370,6 +370,19 @@ func (s *state) userPass(mech string, e JAASEntry) {
 		s.errorf(key, "", "%s has no %s option", shortClass(e.Module), strings.Join(miss, " or "))
 		return
 	}
+	if user == "" || pass == "" {
+		what := "password"
+		if user == "" {
+			what = "username"
+		}
+		// librdkafka refuses an empty SASL username or password when the client is created
+		// ("sasl.username and sasl.password must be set"), so kmm cannot leave it to the broker
+		// as MM2 does.
+		s.errorf(key, "set the "+what+" the broker expects",
+			"%s has an empty %s: librdkafka, the Kafka client kmm uses, cannot authenticate with an empty SASL %s (MM2 starts and fails at authentication)",
+			shortClass(e.Module), what, what)
+		return
+	}
 	if e.Module == scramModule && strings.EqualFold(e.Options["tokenauth"], "true") {
 		s.errorf(key, "", "delegation token authentication (tokenauth=true) is not supported by librdkafka")
 		return

@@ -289,6 +289,12 @@ func TestTranslateValues(t *testing.T) {
 		{name: "bootstrap list", in: []string{"bootstrap.servers", " a:1 , b:2,SASL_SSL://c:3 "}, want: map[string]string{"bootstrap.servers": "a:1,b:2,SASL_SSL://c:3"}},
 		{name: "bootstrap without port", in: []string{"bootstrap.servers", "a:1,b"}, diags: []string{"E:bootstrap.servers: invalid address \"b\""}},
 		{name: "bootstrap empty", in: []string{"bootstrap.servers", " "}, diags: []string{"E:bootstrap.servers is empty"}},
+		// Real files: what Kafka's HOST_PORT_PATTERN refuses ("Invalid url in bootstrap.servers").
+		{name: "bootstrap template variable", in: []string{"bootstrap.servers", "cell-1.streaming.${SOURCE_REGION}.oci.oraclecloud.com:9092"}, diags: []string{`E:bootstrap.servers: invalid address "cell-1.streaming.${SOURCE_REGION}.oci.oraclecloud.com:9092": Kafka's client refuses it ("Invalid url in bootstrap.servers")`}},
+		{name: "bootstrap placeholder", in: []string{"bootstrap.servers", "<your-enventhubs-namespace>.servicebus.windows.net:9093"}, diags: []string{`E:bootstrap.servers: invalid address "<your-enventhubs-namespace>.servicebus.windows.net:9093"`}},
+		{name: "bootstrap double equals", in: []string{"bootstrap.servers", "=kafka4:9092,kafka5:9092"}, diags: []string{`E:bootstrap.servers: invalid address "=kafka4:9092"`}},
+		{name: "bootstrap port too big", in: []string{"bootstrap.servers", "a:65536"}, diags: []string{`E:bootstrap.servers: invalid port in address "a:65536"`}},
+		{name: "bootstrap scheme and dots", in: []string{"bootstrap.servers", "SASL_SSL://kafka-source:9092,b_1.x%y:0"}, want: map[string]string{"bootstrap.servers": "SASL_SSL://kafka-source:9092,b_1.x%y:0"}},
 		{name: "bootstrap IPv6", in: []string{"bootstrap.servers", "[::1]:9092"}, want: map[string]string{"bootstrap.servers": "[::1]:9092"}},
 		{name: "acks all", in: []string{"acks", "ALL"}, want: map[string]string{"acks": "all"}},
 		{name: "acks 1 turns off default idempotence", in: []string{"acks", "1"}, want: map[string]string{"acks": "1", "enable.idempotence": absent}},

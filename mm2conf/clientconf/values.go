@@ -3,7 +3,7 @@ package clientconf
 import (
 	"fmt"
 	"math"
-	"net"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -169,25 +169,31 @@ func convSocketBuf(_ *state, _ string, v string) (string, bool) {
 	return v, true
 }
 
+// hostPortPattern is Kafka's Utils.HOST_PORT_PATTERN (4.1.1), which ClientUtils applies with
+// Matcher.matches() to every bootstrap.servers entry: an optional scheme, a host made of letters,
+// digits and "-%._:" (IPv6 in brackets), and a decimal port.
+var hostPortPattern = regexp.MustCompile(`^(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)\]?:([0-9]+)$`)
+
 // convBootstrap validates bootstrap.servers as Java's ClientUtils.parseAndValidateAddresses
-// does: every entry needs a host and a port.
+// does before any connection (the DNS lookup aside): an entry the pattern refuses is "Invalid
+// url", a port Java cannot take is "Invalid port"; either way MM2 fails at start-up.
 func convBootstrap(s *state, key, v string) (string, bool) {
 	var out []string
 	for _, e := range splitList(v) {
 		if e == "" {
 			continue
 		}
-		hp := e
-		if i := strings.Index(hp, "://"); i >= 0 {
-			hp = hp[i+3:]
-		}
-		host, port, err := net.SplitHostPort(hp)
-		if err != nil || host == "" {
-			s.errorf(key, "write host:port, for example broker1:9092", "invalid address %q: expected host:port", e)
+		m := hostPortPattern.FindStringSubmatch(e)
+		if m == nil {
+			s.errorf(key, bootstrapHint(e), "invalid address %q: Kafka's client refuses it (\"Invalid url in bootstrap.servers\"), so MM2 fails at start-up", e)
 			return "", false
 		}
-		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-			s.errorf(key, "", "invalid port in address %q", e)
+		if m[1] == "" {
+			s.errorf(key, "write host:port, for example broker1:9092", "invalid address %q: no host", e)
+			return "", false
+		}
+		if n, err := strconv.Atoi(m[2]); err != nil || n > 65535 {
+			s.errorf(key, "write host:port with a port from 0 to 65535", "invalid port in address %q (\"Invalid port in bootstrap.servers\")", e)
 			return "", false
 		}
 		out = append(out, e)
@@ -197,6 +203,21 @@ func convBootstrap(s *state, key, v string) (string, bool) {
 		return "", false
 	}
 	return strings.Join(out, ","), true
+}
+
+// bootstrapHint says how to fix an address Kafka refuses, for the mistakes real files make.
+func bootstrapHint(e string) string {
+	switch {
+	case strings.HasPrefix(e, "="):
+		return "the line has one '=' too many: write the address without the leading '=' (" + strings.TrimLeft(e, "=") + ")"
+	case strings.Contains(e, "${"):
+		return "a ${NAME} left by a template is not a config-provider reference (those read ${provider:[path:]key} with config.providers declared, e.g. ${env:NAME}); fill in the template first, e.g. with envsubst"
+	case strings.ContainsAny(e, "<>"):
+		return "replace the placeholder <...> with the broker's host name"
+	case !strings.Contains(e, ":"):
+		return "write host:port, for example broker1:9092"
+	}
+	return "write host:port with letters, digits, '-', '.', '_' and '%' in the host, for example broker1:9092"
 }
 
 // defaultAssignors is Java's default partition.assignment.strategy (3.0+).

@@ -253,18 +253,7 @@ func (e *engine) start(ctx context.Context) error {
 			return err
 		}
 	}
-	// MM2's replication consumer: auto.offset.reset=earliest unless configured; the producer is
-	// idempotent with acks=all so records arrive once and in order per partition.
-	cons := rdkafka.Config{"auto.offset.reset": "earliest"}
-	for k, v := range f.SourceConsumer {
-		cons[k] = v
-	}
-	prod := rdkafka.Config{}
-	for k, v := range f.TargetProducer {
-		prod[k] = v
-	}
-	prod["enable.idempotence"] = "true"
-	prod["acks"] = "all"
+	cons, prod := f.CopierConfigs()
 	n := f.Tasks
 	for i := 0; i < n; i++ {
 		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e)

@@ -7,6 +7,7 @@ package replicator
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/policy"
@@ -82,6 +83,34 @@ type Flow struct {
 
 	Tasks        int           // tasks.max: parallel pipelines
 	AdminTimeout time.Duration // admin.timeout.ms
+}
+
+// IdempotentMaxInFlight is librdkafka's limit of requests in flight for an idempotent producer.
+const IdempotentMaxInFlight = 5
+
+// CopierConfigs returns the client settings of the record pipelines: MM2's replication consumer
+// (auto.offset.reset=earliest unless configured) and the target producer, idempotent with
+// acks=all so records arrive once and in order per partition. Idempotence needs at most 5
+// requests in flight and retries: larger or zero values from the file are replaced (mm2conf
+// warns about them with their line).
+func (f *Flow) CopierConfigs() (consumer, producer rdkafka.Config) {
+	consumer = rdkafka.Config{"auto.offset.reset": "earliest"}
+	for k, v := range f.SourceConsumer {
+		consumer[k] = v
+	}
+	producer = rdkafka.Config{}
+	for k, v := range f.TargetProducer {
+		producer[k] = v
+	}
+	producer["enable.idempotence"] = "true"
+	producer["acks"] = "all"
+	if n, err := strconv.Atoi(producer["max.in.flight.requests.per.connection"]); err == nil && n > IdempotentMaxInFlight {
+		producer["max.in.flight.requests.per.connection"] = strconv.Itoa(IdempotentMaxInFlight)
+	}
+	if producer["retries"] == "0" {
+		delete(producer, "retries")
+	}
+	return consumer, producer
 }
 
 // Name is "S->T".

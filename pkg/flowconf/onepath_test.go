@@ -1,0 +1,103 @@
+package flowconf
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// oneValidationPathEnv serves the ${env:...} references of the files below.
+var oneValidationPathEnv = map[string]string{
+	"NEON_BOOTSTRAP_SERVER": "neon-broker:9092", "NEON_USERNAME": "neon-user", "NEON_PASSWORD": "neon-password",
+	"MIRROR_MM2_PASSWORD": "mirror-password", "MM2_A_BOOTSTRAP": "a-1:9092,a-2:9092", "MM2_B_USER": "mm2", "MM2_B_PASSWORD": "hunter2", "MM2_TASKS": "6",
+}
+
+// TestCheckRefusesWhatReplicateRefuses: whatever `kmm config check` accepts, `kmm replicate`
+// gets past start-up with: for every file of the corpus (and the real MM2 files, when present)
+// that mm2conf loads without errors, the engine flows build and validate, and librdkafka accepts
+// every client configuration replicate creates (bootstrap.servers left out, so nothing
+// connects). A client librdkafka refuses here would make replicate exit at start-up after check
+// passed; the fix belongs in mm2conf's checks, with the file's line.
+func TestCheckRefusesWhatReplicateRefuses(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/mm2/*.properties")
+	real := os.Getenv("KMM_MM2_REAL_DIR")
+	if real == "" {
+		real = "../../../shared/mm2-real"
+	}
+	more, _ := filepath.Glob(filepath.Join(real, "*.properties"))
+	files = append(files, more...)
+	sort.Strings(files)
+	if len(files) < 40 {
+		t.Fatalf("only %d files", len(files))
+	}
+	accepted, clients := 0, 0
+	for _, file := range files {
+		cfg, err := mm2conf.Load(mm2conf.LoadOptions{ConfigFile: file, LookupEnv: func(k string) (string, bool) { v, ok := oneValidationPathEnv[k]; return v, ok }})
+		if err != nil {
+			continue // check refuses it, and so does replicate
+		}
+		accepted++
+		flows, err := Replicator(cfg)
+		if err != nil {
+			t.Errorf("%s: config check accepts it, replicate refuses it: %v", file, err)
+			continue
+		}
+		for _, f := range flows {
+			if err := f.Validate(); err != nil {
+				t.Errorf("%s: config check accepts it, replicate refuses it: %v", file, err)
+				continue
+			}
+			cons, prod := f.CopierConfigs()
+			type client struct {
+				role, kind string
+				cfg        rdkafka.Config
+			}
+			cs := []client{{"target producer", "p", f.TargetProducer}, {"target admin", "a", f.TargetAdmin}}
+			if f.Enabled {
+				cs = append(cs, client{"replication consumer", "c", cons}, client{"replication producer", "p", prod},
+					client{"source admin", "a", f.SourceAdmin}, client{"source producer", "p", f.SourceProducer},
+					client{"source consumer", "c", f.SourceConsumer}, client{"target consumer", "c", f.TargetConsumer})
+			}
+			for _, c := range cs {
+				m := rdkafka.Config{}
+				for k, v := range c.cfg {
+					if k != "bootstrap.servers" {
+						m[k] = v
+					}
+				}
+				clients++
+				var err error
+				switch c.kind {
+				case "p":
+					var p *rdkafka.Producer
+					if p, err = rdkafka.NewProducer(c.role, m); err == nil {
+						p.Close()
+					}
+				case "c":
+					var k *rdkafka.Consumer
+					if k, err = rdkafka.NewConsumer(c.role, m); err == nil {
+						k.Close()
+					}
+				default:
+					var a *rdkafka.Admin
+					if a, err = rdkafka.NewAdmin(c.role, m); err == nil {
+						a.Close()
+					}
+				}
+				if err != nil {
+					t.Errorf("%s: flow %s: config check accepts it, but librdkafka refuses the %s that replicate creates: %v",
+						strings.TrimPrefix(file, "../../"), f.Name(), c.role, err)
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d files accepted by config check; librdkafka accepted their %d client configurations", accepted, len(files), clients)
+	if accepted < 30 {
+		t.Errorf("only %d files accepted; the test proves little", accepted)
+	}
+}
