@@ -32,7 +32,7 @@ func checkKeys(c *Config, sink *diagSink) {
 		// Flow keys: S->T.rest
 		if i := strings.Index(k, "->"); i > 0 {
 			if s, t, rest, ok := splitFlowKey(k, c.Clusters); ok {
-				checkFlowKey(e, s, t, rest, sink)
+				checkFlowKey(c, e, s, t, rest, sink)
 				continue
 			}
 			src := k[:i]
@@ -146,15 +146,23 @@ func suggestAlias(missing, clusters []string) string {
 	return fmt.Sprintf("add the alias to clusters, or fix the name (clusters = %s)", strings.Join(clusters, ", "))
 }
 
-func removedKeyDiag(e rawEntry, base, where string, sink *diagSink) bool {
+// removedKeyDiag reports a key removed from MM2 (base: the key without its prefix; where: the
+// flow prefix "S->T." or ""; cluster: the key is cluster-prefixed).
+func removedKeyDiag(c *Config, e rawEntry, base, where string, cluster bool, sink *diagSink) bool {
 	if r, ok := removedKeys[base]; ok {
 		msg := fmt.Sprintf("%s is not an MM2 4.x key: %s", e.Key, r.history)
-		hint := ""
-		if r.replacement != "" {
-			msg += fmt.Sprintf("; kmm still applies it as %s unless %s is set", r.replacement, r.replacement)
-			hint = fmt.Sprintf("rename it to %s%s", where, r.replacement)
-		} else {
-			hint = "remove it"
+		hint := "remove it"
+		switch {
+		case r.replacement != "" && cluster:
+			msg += fmt.Sprintf("; cluster-prefixed, it did nothing in any version (it becomes source.cluster.%s / target.cluster.%s), and kmm ignores it too", base, base)
+			hint = fmt.Sprintf("write %s (all flows) or %s.%s (one flow)", r.replacement, flowExample(firstAlias(c), c), r.replacement)
+		case r.replacement != "":
+			if x, set := c.raw.get(where + r.replacement); set {
+				msg += fmt.Sprintf(". %s (line %d) is set, which wins in every MM2 version: MM2 4.x and kmm ignore this line", x.Key, x.Pos.Line)
+				break
+			}
+			msg += fmt.Sprintf(". MM2 4.x ignores it and uses %s; kmm applies it as %s, as MM2 2.7–3.9 did, because a file that holds it was written for those versions (docs/mm2-compat.md)", legacyExcludeShown(c, where, r.replacement), r.replacement)
+			hint = "for the same result with MM2 4.x and kmm, replace the line with: " + propertyLine(where+r.replacement, e.Value)
 		}
 		sink.warn("removed-key", e.Pos, e.Key, msg, hint)
 		return true
@@ -171,7 +179,7 @@ func removedKeyDiag(e rawEntry, base, where string, sink *diagSink) bool {
 	return false
 }
 
-func checkFlowKey(e rawEntry, s, t, rest string, sink *diagSink) {
+func checkFlowKey(c *Config, e rawEntry, s, t, rest string, sink *diagSink) {
 	flow := s + "->" + t
 	switch {
 	case rest == "enabled" || rest == "emit.heartbeats.enabled":
@@ -187,7 +195,7 @@ func checkFlowKey(e rawEntry, s, t, rest string, sink *diagSink) {
 	case strings.HasPrefix(rest, "config.providers") || strings.HasPrefix(rest, "replication.policy"):
 		return
 	}
-	if removedKeyDiag(e, rest, flow+".", sink) {
+	if removedKeyDiag(c, e, rest, flow+".", false, sink) {
 		return
 	}
 	if _, ok := workerKeyIndex[rest]; ok {
@@ -214,7 +222,7 @@ func checkClusterKey(e rawEntry, alias, rest string, cands []string, c *Config, 
 			fmt.Sprintf("write it at top level (%s, all flows) or per flow (%s.%s)", rest, flowExample(alias, c), rest))
 		return
 	}
-	if removedKeyDiag(e, rest, "", sink) {
+	if removedKeyDiag(c, e, rest, "", true, sink) {
 		return
 	}
 	if isClientKey(rest) {
@@ -259,7 +267,7 @@ func checkTopLevelKey(e rawEntry, cands []string, aliases map[string]bool, targe
 	if _, ok := topLevelWorkerPrefix(k); ok {
 		return
 	}
-	if removedKeyDiag(e, k, "", sink) {
+	if removedKeyDiag(c, e, k, "", false, sink) {
 		return
 	}
 	if why, ok := flowOnlyKeys[k]; ok {
@@ -441,7 +449,8 @@ func (c *Config) checkFlow(f *Flow, sink *diagSink) {
 	if v, ok := conn["replication.policy.class"]; ok {
 		cls := javaTrim(v.Resolved())
 		if !supportedPolicies[cls] {
-			sink.err("unsupported-class", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("replication.policy.class %s is not supported by kmm (it cannot load Java classes)", cls), "kmm implements DefaultReplicationPolicy and IdentityReplicationPolicy")
+			sink.err("unsupported-class", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("replication.policy.class %s is not supported by kmm (it cannot load Java classes)", cls),
+				"kmm implements DefaultReplicationPolicy and IdentityReplicationPolicy; if yours keeps topic names unchanged (a \"prefixless\" policy), write replication.policy.class = "+IdentityPolicyClass+" (it names MM2's internal topics as DefaultReplicationPolicy does)")
 		}
 	}
 	if !f.Enabled {
@@ -468,19 +477,6 @@ func (c *Config) checkFlow(f *Flow, sink *diagSink) {
 	if v, ok := conn["metric.reporters"]; ok && javaTrim(v.Resolved()) != "org.apache.kafka.common.metrics.JmxReporter" {
 		pos, key := at("metric.reporters")
 		sink.warn("metric-reporters", pos, key, "metric.reporters: kmm does not load Java metric reporters; it exposes its own metrics", "")
-	}
-	if v, ok := conn["offset-syncs.topic.location"]; ok {
-		loc := javaTrim(v.Resolved())
-		if loc != "source" && loc != "target" {
-			pos, key := at("offset-syncs.topic.location")
-			sink.err("invalid-value", pos, key, fmt.Sprintf("Invalid value %s for configuration offset-syncs.topic.location: String must be one of: source, target", loc), "")
-		}
-	}
-	if v, ok := conn["tasks.max"]; ok {
-		if n, err := ParseInt(v.Resolved()); err == nil && n < 1 {
-			pos, key := at("tasks.max")
-			sink.err("invalid-value", pos, key, fmt.Sprintf("Invalid value %d for configuration tasks.max: Value must be at least 1", n), "")
-		}
 	}
 	// MirrorSourceConnector.validate (3.9+): offset-syncs keys with
 	// emit.offset-syncs.enabled=false (raw compare) reject the whole config.
@@ -650,4 +646,59 @@ func (c *Config) checkReplicationProducer(f *Flow, sink *diagSink) {
 		sink.warn("replication-producer", pos, key, key+" = 0: kmm's replication producer is idempotent (records once and in order), which needs retries: kmm keeps librdkafka's default for it",
 			"remove it")
 	}
+}
+
+// checkFlowSecurityKeys: a valid flow-level security.protocol, ssl.* or sasl.* key reaches no
+// client in MM2 (its clients read them per cluster: source.cluster.*, target.cluster.*, and the
+// consumer./producer./admin. prefixes), so it changes nothing; say which key would.
+func (c *Config) checkFlowSecurityKeys(f *Flow, sink *diagSink) {
+	prefix := f.Name() + "."
+	for _, k := range f.Connector.Keys() {
+		v := f.Connector[k]
+		if !isSecurityKey(k) || !strings.HasPrefix(v.Origin.Key, prefix) || sink.hasErrorAt(v.Origin.Pos, v.Origin.Key) {
+			continue
+		}
+		sink.warn("flow-security-key", v.Origin.Pos, v.Origin.Key,
+			fmt.Sprintf("%s changes nothing: MM2's clients take %s from each cluster's settings, not from the flow's (the connectors only check its value)", v.Origin.Key, k),
+			fmt.Sprintf("write %s.%s for the source cluster and %s.%s for the target", f.Source, k, f.Target, k))
+	}
+}
+
+// legacyExcludeShown renders what MM2 4.x uses instead of a legacy blacklist key: the exclude
+// key set elsewhere (top level for a flow key), or its default.
+func legacyExcludeShown(c *Config, where, key string) string {
+	if where != "" {
+		if x, ok := c.raw.get(key); ok {
+			return fmt.Sprintf("%s = %s (line %d)", key, x.Value, x.Pos.Line)
+		}
+	}
+	if k := connectorKeyIndex[key]; k != nil {
+		return fmt.Sprintf("the default %s = %s", key, k.Default)
+	}
+	return key
+}
+
+// propertyLine writes key = value as a properties line that reads back as exactly key and
+// value: backslashes doubled, leading whitespace and control characters escaped, non-ASCII
+// characters as \uXXXX.
+func propertyLine(key, value string) string {
+	var b strings.Builder
+	saveConvert(&b, key, true)
+	b.WriteString(" = ")
+	for i, r := range value {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case (r == ' ' || r == '\t' || r == '\f') && i == 0:
+			b.WriteString(`\`)
+			b.WriteRune(r)
+		case r < 0x20 || r > 0x7e:
+			var tmp strings.Builder
+			saveConvert(&tmp, string(r), false)
+			b.WriteString(tmp.String())
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

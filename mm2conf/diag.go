@@ -141,6 +141,16 @@ type diagSink struct {
 
 func (s *diagSink) add(d Diagnostic) { s.list = append(s.list, d) }
 
+// hasErrorAt reports whether an error about key at pos was reported.
+func (s *diagSink) hasErrorAt(pos Pos, key string) bool {
+	for _, d := range s.list {
+		if d.Severity == SeverityError && d.Pos == pos && d.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *diagSink) warn(code string, pos Pos, key, msg, hint string) {
 	s.add(Diagnostic{Severity: SeverityWarning, Code: code, Pos: pos, Key: key, Msg: msg, Hint: hint})
 }

@@ -113,6 +113,7 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 
 	conn := f.Connector
 	bad := false
+	validated := map[string]bool{}
 	typed := func(key string) (Value, keyDef, bool) {
 		k := connectorKeyIndex[key]
 		var def keyDef
@@ -129,14 +130,23 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 		if !ok {
 			return defaultValue(def.Default, "default"), def, false
 		}
+		shown := v.Resolved()
+		if v.FromProvider {
+			shown = v.Raw
+		}
 		if err := checkTyped(def.Type, v.Resolved()); err != nil {
-			shown := v.Resolved()
-			if v.FromProvider {
-				shown = v.Raw
-			}
 			sink.err("type", v.Origin.Pos, v.Origin.Key, typedError(key, shown, err), "")
 			bad = true
 			return defaultValue(def.Default, "default"), def, false
+		}
+		if val := connectorValidators[key]; val != nil && !validated[key] {
+			validated[key] = true
+			if msg := val(javaTrim(v.Resolved())); msg != "" {
+				sink.err("invalid-value", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("Invalid value %s for configuration %s: %s", javaTrim(shown), key, msg),
+					"MM2's connectors reject the flow's configuration with this value, so the flow does not run")
+				bad = true
+				return defaultValue(def.Default, "default"), def, false
+			}
 		}
 		return v, def, true
 	}
@@ -235,12 +245,15 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 	s.AdminTimeout = ms("admin.timeout.ms")
 	s.UseDefaultsFrom = getString("use.defaults.from")
 
-	// Type-check every other known key that is present.
+	// Type-check and validate every other known key that is present, client security keys
+	// included: each connector's ConfigDef has them, so MM2 rejects the flow for a bad one even
+	// where it reaches no client (flow level).
 	for k := range conn {
-		if ck := connectorKeyIndex[k]; ck != nil && !ck.Security {
+		if ck := connectorKeyIndex[k]; ck != nil && ck.Type != "PASSWORD" {
 			typed(k)
 		}
 	}
+	c.checkFlowSecurityKeys(f, sink)
 
 	// Effective listing: every non-security connector key + extras.
 	for _, k := range connectorKeyNames {

@@ -2,6 +2,7 @@ package mm2conf
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -237,4 +238,67 @@ func knownClusterCandidates() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// connectorValidators are the validators of the MM2 connector ConfigDefs (Kafka 4.1.1) beyond
+// the value types, with Kafka's messages. Each returns "" for a valid (typed, trimmed) value.
+// Left out: the converter, transforms and predicates validators (kmm refuses those keys
+// anyway) and the *.plugin.version ones. The MM2 oracle test (mm2conf/oracle_test.go) checks
+// them against the connectors' own validate().
+var connectorValidators = map[string]func(string) string{
+	"config.action.reload":                         validString(false, "none", "restart"),
+	"errors.tolerance":                             validString(false, "none", "all"),
+	"offset-syncs.topic.location":                  validString(false, "source", "target"),
+	"security.protocol":                            validString(true, "SASL_SSL", "PLAINTEXT", "SSL", "SASL_PLAINTEXT"),
+	"sasl.oauthbearer.assertion.algorithm":         validString(true, "ES256", "RS256"),
+	"tasks.max":                                    validRange("1", ""),
+	"sasl.login.refresh.buffer.seconds":            validRange("0", "3600"),
+	"sasl.login.refresh.min.period.seconds":        validRange("0", "900"),
+	"sasl.login.refresh.window.factor":             validRange("0.5", "1.0"),
+	"sasl.login.refresh.window.jitter":             validRange("0.0", "0.25"),
+	"sasl.oauthbearer.assertion.claim.exp.seconds": validRange("0", "86400"),
+	"sasl.oauthbearer.assertion.claim.nbf.seconds": validRange("0", "3600"),
+	"name": func(v string) string {
+		if v == "" {
+			return "String may not be empty"
+		}
+		for _, r := range v {
+			if r < 0x20 || r >= 0x7f && r <= 0x9f {
+				return "String may not contain control sequences"
+			}
+		}
+		return ""
+	},
+}
+
+// validString is ConfigDef.ValidString (caseInsensitive: CaseInsensitiveValidString).
+func validString(caseInsensitive bool, allowed ...string) func(string) string {
+	return func(v string) string {
+		for _, a := range allowed {
+			if v == a || caseInsensitive && strings.EqualFold(v, a) {
+				return ""
+			}
+		}
+		if caseInsensitive {
+			return "String must be one of (case insensitive): " + strings.Join(allowed, ", ")
+		}
+		return "String must be one of: " + strings.Join(allowed, ", ")
+	}
+}
+
+// validRange is ConfigDef.Range with Java's rendering of its bounds ("" for none).
+func validRange(min, max string) func(string) string {
+	return func(v string) string {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return ""
+		}
+		if lo, err := strconv.ParseFloat(min, 64); min != "" && err == nil && n < lo {
+			return "Value must be at least " + min
+		}
+		if hi, err := strconv.ParseFloat(max, 64); max != "" && err == nil && n > hi {
+			return "Value must be no more than " + max
+		}
+		return ""
+	}
 }

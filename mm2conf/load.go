@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/kmmproject/kmm/mm2conf/clientconf"
@@ -201,35 +203,73 @@ func (c *Config) readFile(name, what string, sink *diagSink) (*Properties, bool)
 		}
 		return nil, false
 	}
-	checkEncoding(name, data, sink)
+	checkEncoding(name, data, p, sink)
 	return p, true
 }
 
-// checkEncoding warns about UTF-8 text and byte-order marks: MM2 reads the
-// file as ISO-8859-1.
-func checkEncoding(name string, data []byte, sink *diagSink) {
+// checkEncoding warns about a UTF-8 byte-order mark and about keys and values that hold UTF-8
+// text: MM2 reads the file as ISO-8859-1, so each byte of a multi-byte character becomes a
+// character of its own. Comments do not matter, and neither do bytes that are not UTF-8 (an
+// ISO-8859-1 file is read as intended).
+func checkEncoding(name string, data []byte, p *Properties, sink *diagSink) {
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		sink.warn("encoding-bom", Pos{File: name, Line: 1}, "", "the file starts with a UTF-8 byte-order mark; MM2 reads properties files as ISO-8859-1, so the first key gets the prefix \"ï»¿\" and does not mean what it says", "save the file without a byte-order mark")
 	}
-	// Only text that is valid UTF-8 with multi-byte sequences is suspicious:
-	// other bytes >= 0x80 are plain ISO-8859-1, read as intended.
-	body := data
-	if len(body) >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF {
-		body = body[3:]
-	}
-	if !utf8.Valid(body) {
-		return
-	}
-	line := 1
-	for i := 0; i < len(body); i++ {
-		if body[i] == '\n' {
-			line++
+	for _, e := range p.Effective() {
+		if e.Pos.Line == 1 && strings.HasPrefix(e.Key, "ï»¿") {
+			continue // the byte-order mark, reported above
 		}
-		if body[i] >= 0x80 {
-			sink.warn("encoding-utf8", Pos{File: name, Line: line}, "", "the file holds UTF-8 text, but MM2 reads properties files as ISO-8859-1, so 'é' becomes 'Ã©' (kmm does the same)", `write non-ASCII characters as \uXXXX escapes`)
-			return
+		for _, part := range []struct{ what, s string }{{"key", e.Key}, {"value", e.Value}} {
+			written, ok := utf8Written(part.s)
+			if !ok {
+				continue
+			}
+			what := "the value of " + e.Key
+			if part.what == "key" {
+				what = "the key " + strconv.Quote(e.Key)
+			}
+			sink.warn("encoding-utf8", e.Pos, e.Key,
+				fmt.Sprintf("%s was written as UTF-8 (%s), but MM2 reads properties files as ISO-8859-1, so it becomes %s (kmm does the same)", what, strconv.Quote(written), strconv.Quote(part.s)),
+				"write non-ASCII characters as \\uXXXX escapes: "+javaEscape(written))
 		}
 	}
+}
+
+// utf8Written returns the text s was written as when its ISO-8859-1 characters are the bytes of
+// UTF-8 text with at least one multi-byte character.
+func utf8Written(s string) (string, bool) {
+	b := make([]byte, 0, len(s))
+	multi := false
+	for _, r := range s {
+		if r > 0xFF {
+			return "", false // a \uXXXX escape: meant as written
+		}
+		if r >= 0x80 {
+			multi = true
+		}
+		b = append(b, byte(r))
+	}
+	if !multi || !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
+}
+
+// javaEscape writes the non-ASCII characters of s as Java \uXXXX escapes (UTF-16).
+func javaEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }
 
 func splitAliases(list []string) []string {
@@ -632,6 +672,9 @@ func (c *Config) clientDiags(f *Flow, sink *diagSink) {
 			}
 			if d.Severity == clientconf.Error {
 				nd.Severity = SeverityError
+				if !pos.IsZero() && sink.hasErrorAt(pos, key) {
+					continue // the connector check reported this line's value already
+				}
 			}
 			sink.add(nd)
 		}

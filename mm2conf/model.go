@@ -49,7 +49,8 @@ type Value struct {
 	resolved    string
 	hasResolved bool
 	// FromProvider is true when a config provider supplied (part of) the
-	// value; such values are secrets and are never rendered.
+	// value. Reports show the resolved value, with the reference as its
+	// origin, except for secret keys, which are never rendered.
 	FromProvider bool
 	// Unresolved: a ${...} reference in it could not be resolved (an error
 	// was reported at its origin).

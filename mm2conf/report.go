@@ -379,20 +379,31 @@ func keyMatches(k string, filters []string) bool {
 
 // displayValue returns what may be shown for a value: "[hidden]" for secret keys (whether
 // the value is inline, a provider reference, or both: a reference can sit beside an inline
-// password, as in `username="${env:USER}" password="..."`), a provider expression as written,
-// else the value.
+// password, as in `username="${env:USER}" password="..."`), else the effective value: a
+// ${provider:...} reference resolved (the reference is part of the origin, see valueOrigin).
 func displayValue(key string, v Value) (string, bool) {
 	if clientconf.IsSecretKey(key) {
 		return clientconf.Redact(key, v.Raw), true
 	}
-	if v.FromProvider {
-		return v.Raw, true
+	if v.FromProvider && !v.Unresolved {
+		return v.Resolved(), false
 	}
 	return v.Raw, false
 }
 
 func explainOrigin(o Origin) ExplainOrigin {
 	return ExplainOrigin{Position: o.Pos.String(), File: o.Pos.File, Line: o.Pos.Line, Key: o.Key, Rule: o.Rule}
+}
+
+// valueOrigin is the origin of v, naming the ${provider:...} reference it was resolved from.
+func valueOrigin(key string, v Value) ExplainOrigin {
+	o := explainOrigin(v.Origin)
+	if v.FromProvider && !clientconf.IsSecretKey(key) {
+		o.Rule += ", resolved from " + v.Raw
+	} else if v.FromProvider {
+		o.Rule += ", resolved by a config provider"
+	}
+	return o
 }
 
 func propsSection(name string, p Props, filters []string) ExplainSection {
@@ -403,7 +414,7 @@ func propsSection(name string, p Props, filters []string) ExplainSection {
 		}
 		v := p[k]
 		val, secret := displayValue(k, v)
-		s.Entries = append(s.Entries, ExplainEntry{Key: k, Value: val, Secret: secret, Default: v.Origin.IsDefault(), Origin: explainOrigin(v.Origin)})
+		s.Entries = append(s.Entries, ExplainEntry{Key: k, Value: val, Secret: secret, Default: v.Origin.IsDefault(), Origin: valueOrigin(k, v)})
 	}
 	return s
 }
@@ -441,7 +452,7 @@ func NewExplainReport(c *Config, opts ExplainOptions) (*ExplainReport, error) {
 					continue
 				}
 				val, secret := displayValue(st.Key, st.Value)
-				s.Entries = append(s.Entries, ExplainEntry{Key: st.Key, Value: val, Secret: secret, Default: st.Value.Origin.IsDefault(), Origin: explainOrigin(st.Value.Origin)})
+				s.Entries = append(s.Entries, ExplainEntry{Key: st.Key, Value: val, Secret: secret, Default: st.Value.Origin.IsDefault(), Origin: valueOrigin(st.Key, st.Value)})
 			}
 			ef.Sections = append(ef.Sections, s)
 		}
@@ -491,11 +502,12 @@ func librdkafkaSection(role string, cc *ClientConfig, filters []string) ExplainS
 		// Point at the first Java key's file:line.
 		for _, jk := range javaKeys {
 			if v, ok := cc.Java[strings.TrimSpace(jk)]; ok {
-				o = explainOrigin(v.Origin)
-				o.Rule = "from " + res.Origin[k] + "; " + v.Origin.Rule
-				if v.FromProvider {
-					secret = true
-					val = "[hidden]"
+				o = valueOrigin(strings.TrimSpace(jk), v)
+				o.Rule = "from " + res.Origin[k] + "; " + o.Rule
+				if v.FromProvider && clientconf.IsSecretKey(strings.TrimSpace(jk)) && !secret {
+					// A value taken from a secret-typed key (sasl.username from
+					// sasl.jaas.config) shows what the provider gave.
+					o.Rule = "from " + res.Origin[k] + "; " + v.Origin.Rule + ", resolved by a config provider"
 				}
 				break
 			}

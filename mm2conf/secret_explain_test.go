@@ -54,3 +54,36 @@ B.ssl.key.password = ${env:KMM_TEST_KEYPASS}
 		}
 	}
 }
+
+// A non-secret value from a config provider is shown as its effective value, with the
+// reference in its origin; a secret one stays hidden.
+func TestExplainShowsResolvedProviderValues(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mm2.properties")
+	body := "clusters = A, B\nA.bootstrap.servers = ${env:KMM_TEST_BOOT}\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n" +
+		"config.providers = env\nconfig.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\n" +
+		"B.ssl.truststore.password = ${env:KMM_TEST_TSPASS}\n"
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"KMM_TEST_BOOT": "a-1.example:9092", "KMM_TEST_TSPASS": "LEAK-ts-55e1"}
+	c, err := Load(LoadOptions{ConfigFile: file, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	r, err := NewExplainReport(c, ExplainOptions{Flow: "A->B", Keys: []string{"bootstrap.servers", "ssl.truststore.password"}, Sections: []string{"source-consumer", "worker"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := r.RenderText(&text); err != nil {
+		t.Fatal(err)
+	}
+	out := text.String()
+	if !strings.Contains(out, "a-1.example:9092") || !strings.Contains(out, "resolved from ${env:KMM_TEST_BOOT}") {
+		t.Errorf("the source consumer's bootstrap.servers is not shown resolved with its reference:\n%s", out)
+	}
+	if strings.Contains(out, "LEAK-ts-55e1") {
+		t.Errorf("explain shows a secret from a provider:\n%s", out)
+	}
+}

@@ -326,3 +326,34 @@ func TestPackageHygiene(t *testing.T) {
 		}
 	}
 }
+
+// The ISO-8859-1 warning names keys and values written as UTF-8 and quotes what they become;
+// comments and genuine ISO-8859-1 bytes do not warn.
+func TestEncodingWarning(t *testing.T) {
+	base := "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n"
+	for name, c := range map[string]struct {
+		body string
+		want string // "" = no encoding warning
+	}{
+		"utf8 comment":  {"# caf\xc3\xa9\n" + base, ""},
+		"latin1 value":  {base + "A->B.topics = caf\xe9.*\n", ""},
+		"escaped value": {base + "A->B.topics = caf\\u00e9.*\n", ""},
+		"utf8 value":    {base + "A->B.topics = caf\xc3\xa9.*\n", `mm2.properties:5: warning: the value of A->B.topics was written as UTF-8 ("café.*"), but MM2 reads properties files as ISO-8859-1, so it becomes "cafÃ©.*" (kmm does the same)`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, _ := load(t, map[string]string{"mm2.properties": c.body}, LoadOptions{ConfigFile: "mm2.properties"})
+			var got []string
+			for _, d := range cfg.Diagnostics {
+				if d.Code == "encoding-utf8" {
+					got = append(got, d.String())
+				}
+			}
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Errorf("unexpected warning: %v", got)
+			case c.want != "" && (len(got) != 1 || got[0] != c.want):
+				t.Errorf("got %v, want %q", got, c.want)
+			}
+		})
+	}
+}
