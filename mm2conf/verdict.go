@@ -237,22 +237,20 @@ func quoteEntry(e string) string {
 	return "'" + e + "' in "
 }
 
-// internalWhy names the rule of ReplicationPolicy.isInternalTopic that applies.
+// internalWhy names the rule of ReplicationPolicy.isInternalTopic (4.1.1) that applies.
 func internalWhy(p policy.Policy, t string) string {
 	switch {
 	case p.IsCheckpointsTopic(t):
 		return "an MM2 checkpoints topic"
 	case p.IsMM2InternalTopic(t):
 		if s, ok := p.(interface{ InternalSeparator() string }); ok {
-			return "an MM2 internal topic: its name ends in '" + s.InternalSeparator() + "internal'"
+			return "an MM2 internal topic: its name starts with 'mm2' and ends in '" + s.InternalSeparator() + "internal'"
 		}
 		return "an MM2 internal topic"
 	case strings.HasPrefix(t, "__"):
 		return "a Kafka internal topic: its name starts with '__'"
-	case strings.HasPrefix(t, "."):
-		return "its name starts with '.'"
 	default:
-		return "a Connect internal topic: its name ends in '.internal' or '-internal'"
+		return "its name starts with '.'"
 	}
 }
 
@@ -301,4 +299,114 @@ func (f *Flow) Group(name string) GroupVerdict {
 		}
 	}
 	return v
+}
+
+// NameRule is the JSON form of a Rule.
+type NameRule struct {
+	Key      string `json:"key"`
+	Value    string `json:"value"`
+	Entry    string `json:"entry,omitempty"`
+	Default  bool   `json:"default,omitempty"`
+	Position string `json:"position,omitempty"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Written  string `json:"written_as,omitempty"`
+}
+
+// NameVerdict is one answer of `kmm config explain --topic/--group`: what one flow does with
+// one topic or group. For a group, Replicated means checkpointed (its offsets are translated to
+// the target) and Synced says whether they are also committed to the target group.
+type NameVerdict struct {
+	Topic       string    `json:"topic,omitempty"`
+	Group       string    `json:"group,omitempty"`
+	Flow        string    `json:"flow"`
+	Replicated  bool      `json:"replicated"`
+	Synced      *bool     `json:"synced,omitempty"`
+	TargetTopic string    `json:"target_topic,omitempty"`
+	TargetGroup string    `json:"target_group,omitempty"`
+	Code        string    `json:"code"`
+	Reason      string    `json:"reason"`
+	Rule        *NameRule `json:"rule,omitempty"`
+}
+
+// NamesOptions select the names and flows to explain.
+type NamesOptions struct {
+	// Flow is "S->T"; empty means every flow that replicates (all flows when none does).
+	Flow   string
+	Topics []string
+	Groups []string
+}
+
+func nameRule(r *Rule) *NameRule {
+	if r == nil {
+		return nil
+	}
+	o := r.Origin
+	nr := &NameRule{Key: r.Key, Value: r.Value, Entry: r.Entry, Default: o.IsDefault(), Position: o.Pos.String(), File: o.Pos.File, Line: o.Pos.Line}
+	if o.Key != r.Key {
+		nr.Written = o.Key
+	}
+	return nr
+}
+
+// ExplainFlows returns the flows NamesOptions.Flow selects: the named one, else the enabled
+// flows, else (none enabled) every flow.
+func (c *Config) ExplainFlows(flow string) ([]*Flow, error) {
+	if flow != "" {
+		f := c.Flow(flow)
+		if f == nil {
+			var known []string
+			for _, f := range c.Flows {
+				known = append(known, f.Name())
+			}
+			return nil, &ErrUnknownFlow{Flow: flow, Known: known}
+		}
+		return []*Flow{f}, nil
+	}
+	if en := c.EnabledFlows(); len(en) > 0 {
+		return en, nil
+	}
+	return c.Flows, nil
+}
+
+// TopicVerdicts answers, for every selected flow, what it does with each topic.
+func TopicVerdicts(flows []*Flow, topics []string) []NameVerdict {
+	var out []NameVerdict
+	for _, t := range topics {
+		for _, f := range flows {
+			v := f.Topic(t)
+			nv := NameVerdict{Topic: t, Flow: v.Flow, Replicated: v.Replicated, Code: v.Code, Reason: v.Reason, Rule: nameRule(v.Rule)}
+			if v.Replicated {
+				nv.TargetTopic = v.TargetTopic
+			}
+			out = append(out, nv)
+		}
+	}
+	return out
+}
+
+// GroupVerdicts answers, for every selected flow, what it does with each consumer group.
+func GroupVerdicts(flows []*Flow, groups []string) []NameVerdict {
+	var out []NameVerdict
+	for _, g := range groups {
+		for _, f := range flows {
+			v := f.Group(g)
+			synced := v.Synced
+			nv := NameVerdict{Group: g, Flow: v.Flow, Replicated: v.Checkpointed, Synced: &synced, Code: v.Code, Reason: v.Reason, Rule: nameRule(v.Rule)}
+			if v.Checkpointed {
+				nv.TargetGroup = v.TargetGroup
+			}
+			out = append(out, nv)
+		}
+	}
+	return out
+}
+
+// NameVerdicts answers NamesOptions: topics first, then groups.
+func (c *Config) NameVerdicts(opts NamesOptions) ([]NameVerdict, error) {
+	flows, err := c.ExplainFlows(opts.Flow)
+	if err != nil {
+		return nil, err
+	}
+	return append(TopicVerdicts(flows, opts.Topics), GroupVerdicts(flows, opts.Groups)...), nil
 }

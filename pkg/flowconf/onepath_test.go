@@ -101,3 +101,62 @@ func TestCheckRefusesWhatReplicateRefuses(t *testing.T) {
 		t.Errorf("only %d files accepted; the test proves little", accepted)
 	}
 }
+
+// TestExplainAgreesWithTheEngine: what `kmm config explain --topic/--group` says a flow does
+// with a name is what the engine behind replicate, lag and status does (replicator.Flow's
+// Selected and GroupFilter), for every flow of every file check accepts.
+func TestExplainAgreesWithTheEngine(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/mm2/*.properties")
+	real := os.Getenv("KMM_MM2_REAL_DIR")
+	if real == "" {
+		real = "../../../shared/mm2-real"
+	}
+	more, _ := filepath.Glob(filepath.Join(real, "*.properties"))
+	files = append(files, more...)
+	checked := 0
+	for _, file := range files {
+		cfg, err := mm2conf.Load(mm2conf.LoadOptions{ConfigFile: file, LookupEnv: func(k string) (string, bool) { v, ok := oneValidationPathEnv[k]; return v, ok }})
+		if err != nil {
+			continue
+		}
+		names := []string{"orders", "heartbeats", "__consumer_offsets", "x.internal", "x-internal", "mm2-offset-syncs.B.internal", "payments.replica"}
+		groups := []string{"app", "console-consumer-1", "connect-x", "__g", "orders-service"}
+		for _, a := range cfg.Clusters {
+			names = append(names, a+".orders", a+".heartbeats", a+"_orders", a+"orders", a+".checkpoints.internal")
+			groups = append(groups, a+"-mm2")
+		}
+		for _, mf := range cfg.Flows {
+			rf, err := ReplicatorFlow(mf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rf.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range names {
+				v := mf.Topic(n)
+				if engine := rf.Enabled && rf.Selected(n); engine != v.Replicated {
+					t.Errorf("%s %s topic %q: explain says replicated=%v (%s), the engine %v", file, mf.Name(), n, v.Replicated, v.Reason, engine)
+				}
+				if v.Replicated && v.TargetTopic != rf.Policy.FormatRemoteTopic(rf.SourceAlias, n) {
+					t.Errorf("%s %s topic %q: explain names it %q on the target, the engine %q", file, mf.Name(), n, v.TargetTopic, rf.Policy.FormatRemoteTopic(rf.SourceAlias, n))
+				}
+				checked++
+			}
+			for _, g := range groups {
+				v := mf.Group(g)
+				if engine := rf.Enabled && rf.EmitCheckpoints && rf.GroupFilter(g); engine != v.Checkpointed {
+					t.Errorf("%s %s group %q: explain says checkpointed=%v (%s), the engine %v", file, mf.Name(), g, v.Checkpointed, v.Reason, engine)
+				}
+				if v.Synced != (v.Checkpointed && rf.SyncGroupOffsets) {
+					t.Errorf("%s %s group %q: explain says synced=%v, the engine %v", file, mf.Name(), g, v.Synced, rf.SyncGroupOffsets)
+				}
+				checked++
+			}
+		}
+	}
+	t.Logf("%d verdicts compared", checked)
+	if checked < 1000 {
+		t.Errorf("only %d verdicts compared", checked)
+	}
+}

@@ -1,0 +1,115 @@
+package configcmd
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/output"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// explainNames answers --topic, --group and --topics: mm2conf decides, this renders.
+func explainNames(c *cli.Context, io *iostreams.IOStreams, cfg *mm2conf.Config, loadErr error, asJSON bool) error {
+	flows, err := cfg.ExplainFlows(c.String("flow"))
+	if err != nil {
+		return kerr.Wrap(kerr.Usage, err)
+	}
+	items := mm2conf.TopicVerdicts(flows, c.StringSlice("topic"))
+	if c.Bool("topics") {
+		if loadErr != nil {
+			return loadErr // nothing talks to a cluster with a broken configuration
+		}
+		for _, f := range flows {
+			names, err := sourceTopics(c.Context, f)
+			if err != nil {
+				return err
+			}
+			vs := mm2conf.TopicVerdicts([]*mm2conf.Flow{f}, names)
+			n := 0
+			for _, v := range vs {
+				if v.Replicated {
+					n++
+				}
+			}
+			fmt.Fprintf(io.ErrOut, "kmm: flow %s: %d of the %d topics on %s are replicated\n", f.Name(), n, len(vs), f.Source)
+			items = append(items, vs...)
+		}
+	}
+	items = append(items, mm2conf.GroupVerdicts(flows, c.StringSlice("group"))...)
+	if asJSON {
+		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "config-explain-names", GeneratedAt: time.Now().UTC(), Items: nonNilVerdicts(items)})
+	} else {
+		err = renderVerdicts(io, items)
+	}
+	if err != nil {
+		return err
+	}
+	return loadErr
+}
+
+func nonNilVerdicts(v []mm2conf.NameVerdict) []mm2conf.NameVerdict {
+	if v == nil {
+		return []mm2conf.NameVerdict{}
+	}
+	return v
+}
+
+func renderVerdicts(io *iostreams.IOStreams, items []mm2conf.NameVerdict) error {
+	var rows [][]string
+	for _, v := range items {
+		name, kind, what, target := v.Topic, "topic", "no", "-"
+		if v.Group != "" {
+			name, kind = v.Group, "group"
+		}
+		switch {
+		case v.Topic != "" && v.Replicated:
+			what, target = "replicated", v.TargetTopic
+		case v.Group != "" && v.Replicated && v.Synced != nil && *v.Synced:
+			what, target = "checkpointed, synced", v.TargetGroup
+		case v.Group != "" && v.Replicated:
+			what, target = "checkpointed", v.TargetGroup
+		}
+		rows = append(rows, []string{name, kind, v.Flow, what, target, v.Reason})
+	}
+	return output.Table(io.Out, []string{"NAME", "KIND", "FLOW", "DOES", "ON TARGET", "WHY"}, rows)
+}
+
+// sourceTopics lists the topics of a flow's source cluster (internal ones included).
+func sourceTopics(ctx context.Context, f *mm2conf.Flow) ([]string, error) {
+	cc := f.ClientConfig(mm2conf.RoleSourceAdmin)
+	if cc == nil {
+		return nil, kerr.New(kerr.Usage, "flow %s has no source admin client", f.Name())
+	}
+	cfg := rdkafka.Config{}
+	for k, v := range cc.Librdkafka.Config {
+		cfg[k] = v
+	}
+	adm, err := rdkafka.NewAdmin("cluster "+f.Source, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer adm.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := adm.Ping(ctx, 10*time.Second); err != nil {
+		return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Source, cfg["bootstrap.servers"], err)),
+			"check the cluster's bootstrap.servers and security settings (kmm config explain FILE --section source-admin)")
+	}
+	ts, err := adm.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ts))
+	for t := range ts {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	return names, nil
+}
