@@ -86,18 +86,17 @@ func TestReplicateDiscoversTopicsAndPartitions(t *testing.T) {
 	}
 
 	// MM2's own formatters read kmm's heartbeats and offset syncs.
-	// The heartbeats topic on B is shared with other tests' flows: look for this flow's key.
-	hb := bed.JavaConsole(t, bed.B, "heartbeats", "org.apache.kafka.connect.mirror.formatters.HeartbeatFormatter", 1000000)
-	var hbFound bool
-	for _, l := range hb {
-		if strings.Contains(l, "sourceClusterAlias=A, targetClusterAlias=B, timestamp=") {
-			hbFound = true
-			break
+	// The heartbeats topic on B is shared with other tests' flows: look for this flow's key
+	// (again while the console consumer times out on a busy machine).
+	testbed.Eventually(t, 90*time.Second, func() error {
+		hb := bed.JavaConsole(t, bed.B, "heartbeats", "org.apache.kafka.connect.mirror.formatters.HeartbeatFormatter", 1000000)
+		for _, l := range hb {
+			if strings.Contains(l, "sourceClusterAlias=A, targetClusterAlias=B, timestamp=") {
+				return nil
+			}
 		}
-	}
-	if !hbFound {
-		t.Fatalf("HeartbeatFormatter shows no heartbeat keyed (A, B) in %d records; first: %q", len(hb), hb[:min(len(hb), 3)])
-	}
+		return fmt.Errorf("HeartbeatFormatter shows no heartbeat keyed (A, B) in %d lines; first: %q", len(hb), hb[:min(len(hb), 3)])
+	})
 	syncs := bed.JavaConsole(t, bed.A, "mm2-offset-syncs.B.internal", "org.apache.kafka.connect.mirror.formatters.OffsetSyncFormatter", 100000)
 	var found bool
 	for _, l := range syncs {
