@@ -227,6 +227,11 @@ func checkEncoding(name string, data []byte, p *Properties, sink *diagSink) {
 			what := "the value of " + e.Key
 			if part.what == "key" {
 				what = "the key " + strconv.Quote(e.Key)
+			} else if clientconf.IsSecretKey(e.Key) {
+				// A secret is never shown, not even garbled.
+				sink.warn("encoding-utf8", e.Pos, e.Key, "the value of "+e.Key+" holds non-ASCII characters written as UTF-8, but MM2 reads properties files as ISO-8859-1, so each of their bytes becomes a character of its own (kmm does the same)",
+					`write non-ASCII characters as \uXXXX escapes`)
+				continue
 			}
 			sink.warn("encoding-utf8", e.Pos, e.Key,
 				fmt.Sprintf("%s was written as UTF-8 (%s), but MM2 reads properties files as ISO-8859-1, so it becomes %s (kmm does the same)", what, strconv.Quote(written), strconv.Quote(part.s)),

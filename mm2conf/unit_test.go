@@ -339,6 +339,7 @@ func TestEncodingWarning(t *testing.T) {
 		"latin1 value":  {base + "A->B.topics = caf\xe9.*\n", ""},
 		"escaped value": {base + "A->B.topics = caf\\u00e9.*\n", ""},
 		"utf8 value":    {base + "A->B.topics = caf\xc3\xa9.*\n", `mm2.properties:5: warning: the value of A->B.topics was written as UTF-8 ("café.*"), but MM2 reads properties files as ISO-8859-1, so it becomes "cafÃ©.*" (kmm does the same)`},
+		"utf8 secret":   {base + "B.ssl.truststore.password = s\xc3\xa9cret\n", `mm2.properties:5: warning: the value of B.ssl.truststore.password holds non-ASCII characters written as UTF-8, but MM2 reads properties files as ISO-8859-1, so each of their bytes becomes a character of its own (kmm does the same)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg, _ := load(t, map[string]string{"mm2.properties": c.body}, LoadOptions{ConfigFile: "mm2.properties"})
