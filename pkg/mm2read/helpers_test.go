@@ -11,19 +11,19 @@ import (
 	"github.com/kmmproject/kmm/e2e/testbed"
 	"github.com/kmmproject/kmm/e2e/testbed/replbed"
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 	"github.com/kmmproject/kmm/pkg/policy"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 func defaultPolicy() policy.Policy { return policy.NewDefault(".", false, true) }
 
-func flowFor(src, tgt testbed.Cluster, re string) *replicator.Flow { return replbed.Flow(src, tgt, re) }
+func flowFor(src, tgt testbed.Cluster, re string) *flow.Flow { return replbed.Flow(src, tgt, re) }
 
-func startReplicator(t *testing.T, flows ...*replicator.Flow) *replbed.Running {
+func startReplicator(t *testing.T, flows ...*flow.Flow) *replbed.Running {
 	return replbed.Start(t, flows...)
 }
 

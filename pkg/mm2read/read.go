@@ -1,6 +1,7 @@
 // Package mm2read reads MirrorMaker 2's internal topics from a Kafka cluster into kmm's pure
-// stores: the offset syncs (`mm2-offset-syncs.<C>.internal`) into an offsetsync.Store and the
-// checkpoints (`<S>.checkpoints.internal`) into a checkpoint.Store. It reads one partition (0,
+// stores: the offset syncs (`mm2-offset-syncs.<C>.internal`) into an offsetsync.Store, the
+// checkpoints (`<S>.checkpoints.internal`) into a checkpoint.Store, and the resume positions of
+// MM2's Connect offsets topic (`mm2-offsets.<S>.internal`). It reads one partition (0,
 // where MM2 writes both) from its earliest offset up to the end offset seen when reading
 // starts, as MM2's KafkaBasedLog read-to-end does, through pkg/rdkafka.
 //
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -156,4 +158,82 @@ func LoadCheckpoints(ctx context.Context, admin *rdkafka.Admin, consumer rdkafka
 	}
 	defer r.Close()
 	return checkpoint.Load(ctx, r, s, keep)
+}
+
+// ReadSourcePositions reads MM2's Connect offsets topic and returns, for source cluster alias
+// cluster, the last replicated offset per source topic-partition.
+func ReadSourcePositions(ctx context.Context, a *rdkafka.Admin, consumer rdkafka.Config, topic, cluster string) (map[rdkafka.TP]int64, error) {
+	ts, err := a.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := ts[topic].Partitions
+	out := map[rdkafka.TP]int64{}
+	if n == 0 {
+		return out, nil
+	}
+	var tps []rdkafka.TP
+	for p := 0; p < n; p++ {
+		tps = append(tps, rdkafka.TP{Topic: topic, Partition: int32(p)})
+	}
+	ends, err := a.ListOffsets(ctx, tps, rdkafka.Latest)
+	if err != nil {
+		return nil, err
+	}
+	starts, err := a.ListOffsets(ctx, tps, rdkafka.Earliest)
+	if err != nil {
+		return nil, err
+	}
+	start := map[rdkafka.TP]int64{}
+	remaining := 0
+	for _, tp := range tps {
+		if ends[tp].Offset > starts[tp].Offset {
+			start[tp] = int64(rdkafka.Earliest)
+			remaining++
+		}
+	}
+	if remaining == 0 {
+		return out, nil
+	}
+	c, err := rdkafka.NewConsumer("cluster "+a.Name(), consumer)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if err := c.Assign(start); err != nil {
+		return nil, err
+	}
+	pos := map[rdkafka.TP]int64{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for remaining > 0 {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("reading %s: not at the end after 2 minutes", topic)
+		}
+		recs, err := c.Poll(ctx, 5000, 500*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			tp := rdkafka.TP{Topic: r.Topic, Partition: r.Partition}
+			if r.Offset+1 >= ends[tp].Offset && pos[tp] < ends[tp].Offset {
+				remaining--
+			}
+			pos[tp] = r.Offset + 1
+			k, err := mm2wire.DecodeSourceOffsetKey(r.Key)
+			if err != nil || k.Connector != mm2wire.SourceConnectorName || k.Cluster != cluster {
+				continue
+			}
+			src := rdkafka.TP{Topic: k.Topic, Partition: k.Partition}
+			if r.Value == nil {
+				delete(out, src)
+				continue
+			}
+			off, ok, err := mm2wire.DecodeOffsetValue(r.Value)
+			if err != nil || !ok {
+				continue
+			}
+			out[src] = off
+		}
+	}
+	return out, nil
 }

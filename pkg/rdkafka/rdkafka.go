@@ -36,6 +36,10 @@ func (c Config) configMap(extra map[string]string) *kafka.ConfigMap {
 	return &m
 }
 
+// KafkaConfigMap converts settings to confluent-kafka-go's map (the Go client's own "go.*"
+// properties typed), for tools that must drive librdkafka themselves (the benchmark's ceiling).
+func KafkaConfigMap(c Config) *kafka.ConfigMap { return c.configMap(nil) }
+
 // typed converts the Go client's own "go.*" properties, which must not be strings.
 func typed(k, v string) kafka.ConfigValue {
 	if !strings.HasPrefix(k, "go.") {

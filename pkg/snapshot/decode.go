@@ -5,7 +5,6 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 type heartbeat struct {
@@ -23,5 +22,5 @@ func decodeHeartbeat(r rdkafka.Record) (heartbeat, error) {
 
 func isSourcePosition(r rdkafka.Record, cluster string) bool {
 	k, err := mm2wire.DecodeSourceOffsetKey(r.Key)
-	return err == nil && k.Connector == replicator.SourceConnectorName && k.Cluster == cluster
+	return err == nil && k.Connector == mm2wire.SourceConnectorName && k.Cluster == cluster
 }

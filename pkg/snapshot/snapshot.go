@@ -10,17 +10,17 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/health"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // Lag reads, per flow, the selected source partitions' offsets and the positions stored on
 // the target, and the timestamps of the oldest unreplicated records.
-func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.PartitionLag, error) {
+func Lag(ctx context.Context, flows []*flow.Flow, topics []string) ([]lag.PartitionLag, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	var ins []lag.PartitionInput
@@ -68,7 +68,7 @@ func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.
 		if err != nil {
 			return nil, err
 		}
-		stored, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
+		stored, err := mm2read.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +96,7 @@ func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.
 }
 
 // oldestTimestamps reads one record at each given offset and returns its timestamp.
-func oldestTimestamps(ctx context.Context, f *replicator.Flow, at map[rdkafka.TP]int64) map[rdkafka.TP]int64 {
+func oldestTimestamps(ctx context.Context, f *flow.Flow, at map[rdkafka.TP]int64) map[rdkafka.TP]int64 {
 	out := map[rdkafka.TP]int64{}
 	if len(at) == 0 {
 		return out
@@ -127,7 +127,7 @@ func oldestTimestamps(ctx context.Context, f *replicator.Flow, at map[rdkafka.TP
 
 // Status collects the status of every flow. Unreachable clusters are recorded, not returned as
 // errors, so the report can say what the other side knows.
-func Status(ctx context.Context, flows []*replicator.Flow) []health.FlowStatus {
+func Status(ctx context.Context, flows []*flow.Flow) []health.FlowStatus {
 	var out []health.FlowStatus
 	for _, f := range flows {
 		out = append(out, flowStatus(ctx, f))
@@ -135,7 +135,7 @@ func Status(ctx context.Context, flows []*replicator.Flow) []health.FlowStatus {
 	return out
 }
 
-func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
+func flowStatus(ctx context.Context, f *flow.Flow) health.FlowStatus {
 	st := health.FlowStatus{Flow: f.Name(), Source: f.Source, Target: f.Target, SourceBoot: f.SourceBootstrap, TargetBoot: f.TargetBootstrap,
 		Enabled: f.Enabled, Heartbeats: f.EmitHeartbeats, HeartbeatInterval: f.HeartbeatInterval, FlushInterval: f.OffsetFlushInterval,
 		Checkpoints: f.Enabled && f.EmitCheckpoints, GroupSync: f.Enabled && f.EmitCheckpoints && f.SyncGroupOffsets}
@@ -193,7 +193,7 @@ func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
 				}
 			}
 		}
-		if rows, err := Lag(ctx, []*replicator.Flow{f}, nil); err == nil {
+		if rows, err := Lag(ctx, []*flow.Flow{f}, nil); err == nil {
 			st.Lag = rows
 		}
 	}
@@ -202,7 +202,7 @@ func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
 
 // lastHeartbeat returns the timestamp of the newest heartbeat keyed (S,T) among the last
 // records of T's heartbeats topic.
-func lastHeartbeat(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) time.Time {
+func lastHeartbeat(ctx context.Context, tgt *rdkafka.Admin, f *flow.Flow) time.Time {
 	recs := tailRecords(ctx, tgt, f.TargetConsumer, f.Policy.HeartbeatsTopic(), 200)
 	var newest time.Time
 	for _, r := range recs {
@@ -216,8 +216,8 @@ func lastHeartbeat(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) 
 
 // lastProgress returns the newest resume-position record time for this source on T and how
 // many partitions have a stored position.
-func lastProgress(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) (time.Time, int) {
-	pos, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
+func lastProgress(ctx context.Context, tgt *rdkafka.Admin, f *flow.Flow) (time.Time, int) {
+	pos, err := mm2read.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
 	if err != nil {
 		return time.Time{}, 0
 	}
@@ -282,7 +282,7 @@ func tailRecords(ctx context.Context, a *rdkafka.Admin, cfg rdkafka.Config, topi
 
 // groupStatus reads the checkpoints on T and, when S is reachable, whether each group has
 // committed past them; with group sync on, whether the group is active on T.
-func groupStatus(ctx context.Context, src, tgt *rdkafka.Admin, f *replicator.Flow) []health.GroupStatus {
+func groupStatus(ctx context.Context, src, tgt *rdkafka.Admin, f *flow.Flow) []health.GroupStatus {
 	store := checkpoint.NewStore()
 	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.Source), store, f.GroupFilter); err != nil {
 		return nil

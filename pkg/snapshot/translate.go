@@ -8,17 +8,17 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // TranslateInput reads checkpoints, topics, end offsets and group states from T, and the offset
 // mapping and live group offsets from S when it is reachable (srcErr says why not).
-func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.TranslateInput, srcErr error, err error) {
+func TranslateInput(ctx context.Context, f *flow.Flow) (in checkpoint.TranslateInput, srcErr error, err error) {
 	in = checkpoint.TranslateInput{Source: f.Source, Target: f.Target, Policy: f.Policy, Now: time.Now()}
 	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
 	if err != nil {
@@ -125,7 +125,7 @@ func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.Tran
 // GroupLag collects, for the given groups of flow f, what `kmm lag --group` shows: committed
 // offsets on S, translated offsets on T (checkpoints or mapping), and the partitions' offsets
 // on both sides. parts are the replication rows already collected for f.
-func GroupLag(ctx context.Context, f *replicator.Flow, groups []string, parts []lag.PartitionLag) ([]lag.GroupInput, error) {
+func GroupLag(ctx context.Context, f *flow.Flow, groups []string, parts []lag.PartitionLag) ([]lag.GroupInput, error) {
 	in, _, err := TranslateInput(ctx, f)
 	if err != nil {
 		return nil, err

@@ -10,9 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/mm2conf"
-	"github.com/kmmproject/kmm/pkg/flowconf"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/kerr"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // ConfigFlags are the flags that select and complete an MM2 configuration.
@@ -98,7 +97,7 @@ func Output(c *cli.Context, choices ...string) (string, error) {
 // LoadFlows reads the file named by the command line, prints its diagnostics, and returns the
 // configuration with its flows converted and validated for the engines (heartbeats-only flows
 // included; callers filter).
-func LoadFlows(c *cli.Context, errOut io.Writer) (*mm2conf.Config, []*replicator.Flow, error) {
+func LoadFlows(c *cli.Context, errOut io.Writer) (*mm2conf.Config, []*flow.Flow, error) {
 	opts, err := LoadOptions(c)
 	if err != nil {
 		return nil, nil, err
@@ -107,14 +106,9 @@ func LoadFlows(c *cli.Context, errOut io.Writer) (*mm2conf.Config, []*replicator
 	if err != nil {
 		return nil, nil, err
 	}
-	flows, err := flowconf.Replicator(cfg)
+	flows, err := flow.FromMM2(cfg)
 	if err != nil {
 		return nil, nil, kerr.Wrap(kerr.Usage, err)
-	}
-	for _, f := range flows {
-		if err := f.Validate(); err != nil {
-			return nil, nil, kerr.Wrap(kerr.Usage, err)
-		}
 	}
 	return cfg, flows, nil
 }

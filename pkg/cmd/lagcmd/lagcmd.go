@@ -14,11 +14,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/output"
-	"github.com/kmmproject/kmm/pkg/replicator"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
@@ -50,14 +50,9 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	if err != nil {
 		return err
 	}
-	var flows []*replicator.Flow
-	for _, f := range all {
-		if f.Enabled && (c.String("flow") == "" || f.Name() == c.String("flow")) {
-			flows = append(flows, f)
-		}
-	}
-	if len(flows) == 0 {
-		return kerr.New(kerr.Usage, "no enabled flow matches --flow %q", c.String("flow"))
+	flows, err := flow.All(all, flow.Selector{Flow: c.String("flow")}, true)
+	if err != nil {
+		return err
 	}
 	th := lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")}
 	topics := c.StringSlice("topic")

@@ -62,7 +62,7 @@ func run(c *cli.Context, io *iostreams.IOStreams, log *slog.Logger) error {
 		if !f.Enabled {
 			what = "heartbeats only (MM2 runs this herder because heartbeats are on for the pair)"
 		}
-		fmt.Fprintf(io.ErrOut, "kmm: flow %s (%s -> %s): %s; %d pipeline(s)\n", f.Name(), f.SourceBootstrap, f.TargetBootstrap, what, max(f.Tasks, 1))
+		fmt.Fprintf(io.ErrOut, "kmm: flow %s (%s -> %s): %s; %d pipeline(s)\n", f.Name(), f.SourceBootstrap, f.TargetBootstrap, what, f.Tasks)
 	}
 	r := newRenderer(io.Out, io.ErrOut, out == "json", io.IsStderrTTY(), log)
 	defer r.finish()

@@ -21,11 +21,11 @@ import (
 	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/checkpoint"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
@@ -71,7 +71,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	if err != nil {
 		return err
 	}
-	f, err := pickFlow(flows, c.String("source"), c.String("target"))
+	f, err := flow.One(flows, flow.Selector{Source: c.String("source"), Target: c.String("target")})
 	if err != nil {
 		return err
 	}
@@ -127,33 +127,6 @@ func reasons(g checkpoint.GroupTranslation) string {
 		out = append(out, p.Detail)
 	}
 	return strings.Join(out, "; ")
-}
-
-func pickFlow(flows []*replicator.Flow, src, tgt string) (*replicator.Flow, error) {
-	var cands []*replicator.Flow
-	for _, f := range flows {
-		if (src == "" || f.Source == src) && (tgt == "" || f.Target == tgt) && (f.Enabled || (src != "" && tgt != "")) {
-			cands = append(cands, f)
-		}
-	}
-	switch len(cands) {
-	case 1:
-		return cands[0], nil
-	case 0:
-		return nil, kerr.New(kerr.Usage, "no flow %s->%s in the file", orAny(src), orAny(tgt))
-	}
-	var names []string
-	for _, f := range cands {
-		names = append(names, f.Name())
-	}
-	return nil, kerr.WithHint(kerr.New(kerr.Usage, "several flows match: %s", strings.Join(names, ", ")), "name one with --source and --target")
-}
-
-func orAny(s string) string {
-	if s == "" {
-		return "*"
-	}
-	return s
 }
 
 type jsonRow struct {
@@ -235,7 +208,7 @@ func render(w io.Writer, res []checkpoint.GroupTranslation) error {
 	return nil
 }
 
-func apply(ctx context.Context, c *cli.Context, io *iostreams.IOStreams, f *replicator.Flow, res []checkpoint.GroupTranslation, in checkpoint.TranslateInput) error {
+func apply(ctx context.Context, c *cli.Context, io *iostreams.IOStreams, f *flow.Flow, res []checkpoint.GroupTranslation, in checkpoint.TranslateInput) error {
 	plans := checkpoint.PlanApply(res, in.TargetGroups, in.TargetEnds, checkpoint.ApplyOptions{Force: c.Bool("force")})
 	sort.Slice(plans, func(i, j int) bool { return plans[i].Group < plans[j].Group })
 	fmt.Fprintf(io.ErrOut, "plan: commit translated offsets on %s\n", f.Target)
