@@ -183,6 +183,18 @@ func (c Cluster) Admin(t testing.TB) *rdkafka.Admin {
 	return a
 }
 
+// Open returns the cluster as kmm's commands see it (pkg/cluster), with plain bootstrap
+// settings, closed at the end of the test.
+func (c Cluster) Open(t testing.TB) *rdkafka.Cluster {
+	t.Helper()
+	cl, err := rdkafka.NewCluster(c.Name, c.Bootstrap, c.Config(), c.Config(), c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
 // CreateTopic creates a topic and waits until its metadata is visible.
 func (c Cluster) CreateTopic(t testing.TB, name string, partitions int, configs map[string]string) {
 	t.Helper()

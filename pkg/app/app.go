@@ -11,10 +11,12 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/pkg/buildinfo"
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
@@ -101,6 +103,7 @@ func VersionString() string {
 
 func newApp(io *iostreams.IOStreams) *cli.App {
 	f := &Factory{IO: io}
+	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: rdkafka.Opener{}, Getenv: os.Getenv}
 	a := &cli.App{
 		Name:                 "kmm",
 		Usage:                "failover-focused Kafka cross-cluster replication, MirrorMaker 2 compatible",
@@ -137,7 +140,7 @@ func newApp(io *iostreams.IOStreams) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		OnUsageError: usageError,
-		Commands:     commands(f),
+		Commands:     commands(cf),
 	}
 	cli.AppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodeHelp
 	setUsageError(a.Commands)

@@ -178,7 +178,7 @@ type engine struct {
 	opt  Options
 	sink Sink
 
-	src, tgt *rdkafka.Admin
+	src, tgt *rdkafka.Cluster // admin clients; readers and producers with the side's settings
 	copiers  []*rdkafka.Copier
 	parts    map[string][]*pstate // source topic -> partitions
 	remote   map[string]string    // source topic -> remote topic
@@ -226,10 +226,10 @@ func (e *engine) warnLimited(key, msg string) {
 func (e *engine) start(ctx context.Context) error {
 	f := e.flow
 	var err error
-	if e.src, err = rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin); err != nil {
+	if e.src, err = rdkafka.NewCluster(f.Source, f.SourceBootstrap, f.SourceAdmin, f.SourceConsumer, f.SourceProducer); err != nil {
 		return err
 	}
-	if e.tgt, err = rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin); err != nil {
+	if e.tgt, err = rdkafka.NewCluster(f.Target, f.TargetBootstrap, f.TargetAdmin, f.TargetConsumer, f.TargetProducer); err != nil {
 		return err
 	}
 	if f.EmitHeartbeats {

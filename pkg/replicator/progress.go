@@ -3,6 +3,7 @@ package replicator
 import (
 	"context"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
@@ -22,8 +23,8 @@ type progressWriter struct {
 
 func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) {
 	f := e.flow
-	if _, err := ensureTopic(ctx, e.tgt, f.OffsetsTopic, f.OffsetsTopicPartitions, f.OffsetsTopicRF,
-		map[string]string{"cleanup.policy": "compact"}, f.Target+".offset.storage.replication.factor"); err != nil {
+	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: f.OffsetsTopic, Partitions: f.OffsetsTopicPartitions, RF: f.OffsetsTopicRF,
+		Configs: map[string]string{"cleanup.policy": "compact"}}, f.Target+".offset.storage.replication.factor"); err != nil {
 		return nil, err
 	}
 	ts, err := e.tgt.ListTopics(ctx)
@@ -44,7 +45,7 @@ func (w *progressWriter) close() { w.prod.Close() }
 // deletes a position; later records win).
 func (w *progressWriter) load(ctx context.Context) (map[rdkafka.TP]int64, error) {
 	f := w.e.flow
-	return mm2read.ReadSourcePositions(ctx, w.e.tgt, f.TargetConsumer, f.OffsetsTopic, f.Source)
+	return mm2read.ReadSourcePositions(ctx, w.e.tgt, f.OffsetsTopic, f.Source)
 }
 
 // store writes the acknowledged position of every partition that moved since the last store.

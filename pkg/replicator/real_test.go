@@ -101,7 +101,7 @@ func TestRealReplicate300k(t *testing.T) {
 		t.Fatalf("retention.ms on target = %q", v)
 	}
 	// Resume positions are MM2's: last replicated offset per source partition.
-	pos, err := mm2read.ReadSourcePositions(context.Background(), bed.B.Admin(t), rdkafka.Config{"bootstrap.servers": bed.B.Bootstrap}, "mm2-offsets.A.internal", "A")
+	pos, err := mm2read.ReadSourcePositions(context.Background(), bed.B.Open(t), "mm2-offsets.A.internal", "A")
 	if err != nil {
 		t.Fatal(err)
 	}

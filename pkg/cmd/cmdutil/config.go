@@ -1,6 +1,8 @@
-// Package cmdutil holds what several kmm subcommands share: the MM2 file flags (both of MM2's
-// command-line forms, and the seed tutorial's MM1-style flags) and loading the file with its
-// diagnostics printed to stderr. It must not talk to Kafka.
+// Package cmdutil holds what several kmm subcommands share: the Factory that hands them their
+// dependencies, the MM2 file flags (both of MM2's command-line forms, and the seed tutorial's
+// MM1-style flags), loading the file with its diagnostics printed to stderr, flow selection
+// flags, and the user contract of commands that change clusters (plan, --dry-run, confirmation,
+// report). It never opens a Kafka client itself: clusters come from the Factory's Opener.
 package cmdutil
 
 import (
@@ -94,21 +96,26 @@ func Output(c *cli.Context, choices ...string) (string, error) {
 	return "", kerr.New(kerr.Usage, "-o must be %s, not %q", strings.Join(choices, " or "), o)
 }
 
-// LoadFlows reads the file named by the command line, prints its diagnostics, and returns the
-// configuration with its flows converted and validated for the engines (heartbeats-only flows
-// included; callers filter).
-func LoadFlows(c *cli.Context, errOut io.Writer) (*mm2conf.Config, []*flow.Flow, error) {
+// LoadFlows reads the file named by the command line with the factory (see Factory.Flows).
+func LoadFlows(c *cli.Context, f *Factory) (*mm2conf.Config, []*flow.Flow, error) {
 	opts, err := LoadOptions(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := Load(opts, errOut)
-	if err != nil {
-		return nil, nil, err
+	return f.Flows(opts)
+}
+
+// FlowFlags are --flow S->T and, with sourceTarget, its aliases --source and --target.
+func FlowFlags(sourceTarget bool) []cli.Flag {
+	fl := []cli.Flag{&cli.StringFlag{Name: "flow", Usage: "the flow S->T (quote it in a shell: --flow 'A->B'; default: the only enabled flow)"}}
+	if sourceTarget {
+		fl = append(fl, &cli.StringFlag{Name: "source", Usage: "source cluster alias (with --target: another way to name the flow)"},
+			&cli.StringFlag{Name: "target", Usage: "target cluster alias"})
 	}
-	flows, err := flow.FromMM2(cfg)
-	if err != nil {
-		return nil, nil, kerr.Wrap(kerr.Usage, err)
-	}
-	return cfg, flows, nil
+	return fl
+}
+
+// FlowSelector reads the flow flags.
+func FlowSelector(c *cli.Context) flow.Selector {
+	return flow.Selector{Flow: c.String("flow"), Source: c.String("source"), Target: c.String("target")}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // Command returns `kmm config`.
-func Command(io *iostreams.IOStreams) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
+	io := f.IO
 	return &cli.Command{
 		Name:  "config",
 		Usage: "check and explain MM2 properties files",

@@ -23,7 +23,7 @@ import (
 )
 
 // Command returns `kmm lag`.
-func Command(io *iostreams.IOStreams) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "lag",
 		Usage:     "show replication lag per partition (records and time); thresholds make it a check",
@@ -37,16 +37,17 @@ func Command(io *iostreams.IOStreams) *cli.Command {
 			&cli.BoolFlag{Name: "watch", Usage: "repeat every --interval (redraw on a terminal, NDJSON otherwise)"},
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "refresh interval of --watch"},
 		),
-		Action: func(c *cli.Context) error { return run(c, io) },
+		Action: func(c *cli.Context) error { return run(c, f) },
 	}
 }
 
-func run(c *cli.Context, io *iostreams.IOStreams) error {
+func run(c *cli.Context, fac *cmdutil.Factory) error {
+	io := fac.IO
 	out, err := cmdutil.Output(c, "table", "json")
 	if err != nil {
 		return err
 	}
-	_, all, err := cmdutil.LoadFlows(c, io.ErrOut)
+	_, all, err := cmdutil.LoadFlows(c, fac)
 	if err != nil {
 		return err
 	}
@@ -57,14 +58,14 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	th := lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")}
 	topics := c.StringSlice("topic")
 	for {
-		rows, err := snapshot.Lag(c.Context, flows, topics)
+		rows, err := snapshot.Lag(c.Context, fac.Clusters, flows, topics)
 		if err != nil {
 			return err
 		}
 		var groups []lag.GroupLag
 		if gs := c.StringSlice("group"); len(gs) > 0 {
 			for _, f := range flows {
-				ins, err := snapshot.GroupLag(c.Context, f, gs, rows)
+				ins, err := snapshot.GroupLag(c.Context, fac.Clusters, f, gs, rows, fac.Clock())
 				if err != nil {
 					return err
 				}
@@ -75,7 +76,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 			}
 		}
 		viol := lag.Violations(rows, th)
-		if err := render(io, out, rows, groups, c.Bool("watch"), th, time.Now()); err != nil {
+		if err := render(io, out, rows, groups, c.Bool("watch"), th, fac.Clock()); err != nil {
 			return err
 		}
 		if !c.Bool("watch") {

@@ -25,7 +25,7 @@ import (
 )
 
 // Command returns `kmm replicate`.
-func Command(io *iostreams.IOStreams, logger func() *slog.Logger) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "replicate",
 		Usage:     "run the replication flows of an MM2 properties file until stopped",
@@ -44,16 +44,16 @@ signal aborts at once (exit 130; records since the last stored position are copi
 			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
 			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target)"},
 		),
-		Action: func(c *cli.Context) error { return run(c, io, logger()) },
+		Action: func(c *cli.Context) error { return run(c, f.IO, f, f.Logger()) },
 	}
 }
 
-func run(c *cli.Context, io *iostreams.IOStreams, log *slog.Logger) error {
+func run(c *cli.Context, io *iostreams.IOStreams, fac *cmdutil.Factory, log *slog.Logger) error {
 	out, err := cmdutil.Output(c, "text", "json")
 	if err != nil {
 		return err
 	}
-	cfg, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
+	cfg, flows, err := cmdutil.LoadFlows(c, fac)
 	if err != nil {
 		return err
 	}

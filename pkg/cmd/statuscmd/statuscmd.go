@@ -20,7 +20,7 @@ import (
 )
 
 // Command returns `kmm status`.
-func Command(io *iostreams.IOStreams) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show the health of each replication flow (OK, DEGRADED, DOWN and why)",
@@ -32,23 +32,24 @@ func Command(io *iostreams.IOStreams) *cli.Command {
 			&cli.StringFlag{Name: "endpoint", Usage: "also ask a running `kmm replicate --listen` at this URL (e.g. http://127.0.0.1:8083) how its flows run"},
 			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "a group committing past checkpoints older than this makes a flow DEGRADED (default 2m)"},
 		),
-		Action: func(c *cli.Context) error { return run(c, io) },
+		Action: func(c *cli.Context) error { return run(c, f) },
 	}
 }
 
-func run(c *cli.Context, io *iostreams.IOStreams) error {
+func run(c *cli.Context, f *cmdutil.Factory) error {
+	io := f.IO
 	out, err := cmdutil.Output(c, "table", "json")
 	if err != nil {
 		return err
 	}
-	_, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
+	_, flows, err := cmdutil.LoadFlows(c, f)
 	if err != nil {
 		return err
 	}
 	lim := health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"), MaxLagRecords: c.Int64("max-lag"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}
 	var reps []health.Report
 	var bad []string
-	sts := snapshot.Status(c.Context, flows)
+	sts := snapshot.Status(c.Context, f.Clusters, flows)
 	if url := c.String("endpoint"); url != "" {
 		names := make([]string, len(sts))
 		for i, st := range sts {
@@ -59,7 +60,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 			sts[i].Endpoint = eps[sts[i].Flow]
 		}
 	}
-	now := time.Now()
+	now := f.Clock()
 	for _, st := range sts {
 		r := health.Evaluate(st, now, lim)
 		reps = append(reps, r)

@@ -20,17 +20,16 @@ import (
 
 	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
-	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
-	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
 // Command returns `kmm translate-offsets`.
-func Command(io *iostreams.IOStreams) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "translate-offsets",
 		Usage:     "translate consumer group offsets from source to target (and --apply them)",
@@ -46,11 +45,12 @@ func Command(io *iostreams.IOStreams) *cli.Command {
 			&cli.BoolFlag{Name: "yes", Usage: "with --apply: do not ask for confirmation (required when stdin is not a terminal)"},
 			&cli.BoolFlag{Name: "force", Usage: "with --apply: also commit to groups that are not idle on the target"},
 		),
-		Action: func(c *cli.Context) error { return run(c, io) },
+		Action: func(c *cli.Context) error { return run(c, f) },
 	}
 }
 
-func run(c *cli.Context, io *iostreams.IOStreams) error {
+func run(c *cli.Context, fac *cmdutil.Factory) error {
+	io := fac.IO
 	out, err := cmdutil.Output(c, "table", "json")
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 		}
 		groupMatch = m
 	}
-	_, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
+	_, flows, err := cmdutil.LoadFlows(c, fac)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
 	defer cancel()
-	in, srcErr, err := snapshot.TranslateInput(ctx, f)
+	in, srcErr, err := snapshot.TranslateInput(ctx, fac.Clusters, f, fac.Clock())
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 		res = slices.DeleteFunc(res, func(g checkpoint.GroupTranslation) bool { return !groupMatch(g.Group) })
 	}
 	if out == "json" {
-		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "translate-offsets", GeneratedAt: time.Now().UTC(), Items: jsonItems(res)})
+		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "translate-offsets", GeneratedAt: fac.Clock().UTC(), Items: jsonItems(res)})
 	} else {
 		err = render(io.Out, res)
 	}
@@ -108,7 +108,7 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 		}
 	}
 	if c.Bool("apply") {
-		if err := apply(ctx, c, io, f, res, in); err != nil {
+		if err := apply(ctx, c, fac, f, res, in); err != nil {
 			return err
 		}
 	}
@@ -208,7 +208,8 @@ func render(w io.Writer, res []checkpoint.GroupTranslation) error {
 	return nil
 }
 
-func apply(ctx context.Context, c *cli.Context, io *iostreams.IOStreams, f *flow.Flow, res []checkpoint.GroupTranslation, in checkpoint.TranslateInput) error {
+func apply(ctx context.Context, c *cli.Context, fac *cmdutil.Factory, f *flow.Flow, res []checkpoint.GroupTranslation, in checkpoint.TranslateInput) error {
+	io := fac.IO
 	plans := checkpoint.PlanApply(res, in.TargetGroups, in.TargetEnds, checkpoint.ApplyOptions{Force: c.Bool("force")})
 	sort.Slice(plans, func(i, j int) bool { return plans[i].Group < plans[j].Group })
 	fmt.Fprintf(io.ErrOut, "plan: commit translated offsets on %s\n", f.Target)
@@ -237,7 +238,7 @@ func apply(ctx context.Context, c *cli.Context, io *iostreams.IOStreams, f *flow
 			return kerr.New(kerr.CheckFailed, "not confirmed; nothing committed")
 		}
 	}
-	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
+	tgt, err := fac.Clusters.Open(f, flow.Target)
 	if err != nil {
 		return err
 	}
@@ -246,9 +247,9 @@ func apply(ctx context.Context, c *cli.Context, io *iostreams.IOStreams, f *flow
 		if p.Skipped != checkpoint.NotSkipped || len(p.Commits) == 0 {
 			continue
 		}
-		offs := map[rdkafka.TP]rdkafka.OffsetMeta{}
+		offs := map[cluster.TP]cluster.OffsetMeta{}
 		for _, cm := range p.Commits {
-			offs[rdkafka.TP{Topic: cm.TP.Topic, Partition: cm.TP.Partition}] = rdkafka.OffsetMeta{Offset: cm.Offset, Metadata: cm.Metadata}
+			offs[cluster.TP{Topic: cm.TP.Topic, Partition: cm.TP.Partition}] = cluster.OffsetMeta{Offset: cm.Offset, Metadata: cm.Metadata}
 		}
 		if err := tgt.AlterGroupOffsets(ctx, p.Group, offs); err != nil {
 			return fmt.Errorf("committing offsets of group %s on %s: %w", p.Group, f.Target, err)
