@@ -26,6 +26,9 @@ func Bin(t testing.TB) string {
 	if p := os.Getenv("KMM_BIN"); p != "" {
 		return p
 	}
+	if testing.Short() {
+		t.Skip("-short (make unit): the black-box tests of the binary run in make test (or set KMM_BIN)")
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kmm-e2e-")
 		if err != nil {

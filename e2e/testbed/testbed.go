@@ -90,6 +90,9 @@ func Attach(t testing.TB) *Bed {
 		}
 		theBed = b
 	})
+	if testing.Short() && os.Getenv("KMM_REQUIRE_TESTBED") != "1" {
+		t.Skip("-short (make unit): real-cluster tests run in make test")
+	}
 	if attachErr != nil {
 		if os.Getenv("KMM_REQUIRE_TESTBED") == "1" {
 			t.Fatal(attachErr)

@@ -141,8 +141,10 @@ func newApp(io *iostreams.IOStreams) *cli.App {
 		},
 		OnUsageError: usageError,
 		Commands:     commands(cf),
+		// On this app only: appending to urfave/cli's global AppHelpTemplate printed the section
+		// once more for every app created in the process.
+		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodeHelp,
 	}
-	cli.AppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodeHelp
 	setUsageError(a.Commands)
 	return a
 }

@@ -18,9 +18,9 @@ type RunState string
 // Run states. A run that is not Done is unfinished: the next run of the same command and flow
 // resumes it.
 const (
-	Running RunState = "running"
+	Running   RunState = "running"
 	RunFailed RunState = "failed" // a step failed (or the run was interrupted in one)
-	Done    RunState = "done"
+	Done      RunState = "done"
 )
 
 // StepRecord is a step's outcome in a run.

@@ -11,7 +11,11 @@ package kfakebed
 
 import (
 	"context"
+	"net"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,4 +147,37 @@ func (c Cluster) ReadAll(t testing.TB, topic string) []cluster.Record {
 		r.Close()
 	}
 	return out
+}
+
+// WriteProps writes an MM2 properties file naming clusters (their aliases and bootstraps), with
+// replication factors of 1 and fast intervals, followed by lines; it returns its path.
+func WriteProps(t testing.TB, clusters []Cluster, lines ...string) string {
+	t.Helper()
+	var aliases []string
+	base := []string{}
+	for _, c := range clusters {
+		aliases = append(aliases, c.Name)
+		base = append(base, c.Name+".bootstrap.servers = "+c.Bootstrap, c.Name+".offset.storage.replication.factor = 1",
+			c.Name+".offset.storage.partitions = 5", c.Name+".offset.flush.interval.ms = 200")
+	}
+	base = append([]string{"clusters = " + strings.Join(aliases, ", ")}, base...)
+	base = append(base, "replication.factor = 1", "checkpoints.topic.replication.factor = 1", "heartbeats.topic.replication.factor = 1",
+		"offset-syncs.topic.replication.factor = 1", "refresh.topics.interval.seconds = 1")
+	p := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(p, []byte(strings.Join(append(base, lines...), "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Down is a cluster alias with a bootstrap where nothing listens (a closed loopback port).
+func Down(t testing.TB, alias string) Cluster {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return Cluster{Name: alias, Bootstrap: addr}
 }

@@ -6,6 +6,7 @@
 package cmdutil
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -61,7 +62,7 @@ func LoadOptions(c *cli.Context) (mm2conf.LoadOptions, error) {
 func Load(opts mm2conf.LoadOptions, errOut io.Writer) (*mm2conf.Config, error) {
 	cfg, err := mm2conf.Load(opts)
 	if cfg != nil && len(cfg.Diagnostics) > 0 {
-		_ = mm2conf.RenderDiagnosticsText(errOut, cfg.Diagnostics)
+		_ = RenderDiagnostics(errOut, cfg.Diagnostics)
 	}
 	if err != nil {
 		n := 0
@@ -118,4 +119,19 @@ func FlowFlags(sourceTarget bool) []cli.Flag {
 // FlowSelector reads the flow flags.
 func FlowSelector(c *cli.Context) flow.Selector {
 	return flow.Selector{Flow: c.String("flow"), Source: c.String("source"), Target: c.String("target")}
+}
+
+// RenderDiagnostics writes diagnostics as "file:line: severity: msg" lines with "  hint: ..."
+// lines (for stderr).
+func RenderDiagnostics(w io.Writer, ds mm2conf.Diagnostics) error {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+		if d.Hint != "" {
+			fmt.Fprintf(&b, "  hint: %s\n", d.Hint)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -4,6 +4,7 @@
 package lagcmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/iostreams"
@@ -22,50 +24,79 @@ import (
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
+// Options are the flags and arguments of `kmm lag`.
+type Options struct {
+	File       mm2conf.LoadOptions
+	Flow       flow.Selector
+	Output     string
+	Topics     []string
+	Groups     []string
+	Thresholds lag.Thresholds
+	Watch      bool
+	Interval   time.Duration
+}
+
 // Command returns `kmm lag`.
 func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "lag",
 		Usage:     "show replication lag per partition (records and time); thresholds make it a check",
 		ArgsUsage: "mirror-maker.properties",
-		Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
-			&cli.StringFlag{Name: "flow", Usage: "only this flow, e.g. A->B"},
+		Description: `Per source partition of every enabled flow: records not yet on the target and the age of the
+oldest of them, from the source offsets and the resume positions stored on the target. With
+--group, each group's lag on both sides and what a failover now would cost. --max-lag and
+--max-lag-time exit 3 when exceeded.
+
+Examples:
+   kmm lag mirror-maker.properties
+   kmm lag mirror-maker.properties --flow 'A->B' --max-lag 10000 --max-lag-time 1m
+   kmm lag mirror-maker.properties --group billing -o json
+   kmm lag mirror-maker.properties --watch --interval 2s`,
+		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
 			&cli.StringSliceFlag{Name: "topic", Usage: "only these source topics"},
 			&cli.StringSliceFlag{Name: "group", Usage: "also show these consumer groups: lag on both sides and what a failover now would cost"},
 			&cli.Int64Flag{Name: "max-lag", Usage: "exit 3 when a partition is more than N records behind"},
 			&cli.DurationFlag{Name: "max-lag-time", Usage: "exit 3 when a partition's oldest unreplicated record is older than D"},
 			&cli.BoolFlag{Name: "watch", Usage: "repeat every --interval (redraw on a terminal, NDJSON otherwise)"},
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "refresh interval of --watch"},
-		),
-		Action: func(c *cli.Context) error { return run(c, f) },
+		)...),
+		Action: func(c *cli.Context) error {
+			out, err := cmdutil.Output(c, "table", "json")
+			if err != nil {
+				return err
+			}
+			file, err := cmdutil.LoadOptions(c)
+			if err != nil {
+				return err
+			}
+			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Topics: c.StringSlice("topic"),
+				Groups: c.StringSlice("group"), Thresholds: lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")},
+				Watch: c.Bool("watch"), Interval: c.Duration("interval")}, f)
+		},
 	}
 }
 
-func run(c *cli.Context, fac *cmdutil.Factory) error {
+// Run runs `kmm lag`.
+func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	io := fac.IO
-	out, err := cmdutil.Output(c, "table", "json")
+	_, all, err := fac.Flows(o.File)
 	if err != nil {
 		return err
 	}
-	_, all, err := cmdutil.LoadFlows(c, fac)
+	flows, err := flow.All(all, o.Flow, true)
 	if err != nil {
 		return err
 	}
-	flows, err := flow.All(all, flow.Selector{Flow: c.String("flow")}, true)
-	if err != nil {
-		return err
-	}
-	th := lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")}
-	topics := c.StringSlice("topic")
+	th, topics := o.Thresholds, o.Topics
 	for {
-		rows, err := snapshot.Lag(c.Context, fac.Clusters, flows, topics)
+		rows, err := snapshot.Lag(ctx, fac.Clusters, flows, topics)
 		if err != nil {
 			return err
 		}
 		var groups []lag.GroupLag
-		if gs := c.StringSlice("group"); len(gs) > 0 {
+		if gs := o.Groups; len(gs) > 0 {
 			for _, f := range flows {
-				ins, err := snapshot.GroupLag(c.Context, fac.Clusters, f, gs, rows, fac.Clock())
+				ins, err := snapshot.GroupLag(ctx, fac.Clusters, f, gs, rows, fac.Clock())
 				if err != nil {
 					return err
 				}
@@ -76,10 +107,10 @@ func run(c *cli.Context, fac *cmdutil.Factory) error {
 			}
 		}
 		viol := lag.Violations(rows, th)
-		if err := render(io, out, rows, groups, c.Bool("watch"), th, fac.Clock()); err != nil {
+		if err := render(io, o.Output, rows, groups, o.Watch, th, fac.Clock()); err != nil {
 			return err
 		}
-		if !c.Bool("watch") {
+		if !o.Watch {
 			if len(viol) > 0 {
 				return kerr.New(kerr.CheckFailed, "replication lag over threshold:\n  %s", strings.Join(viol, "\n  "))
 			}
@@ -89,9 +120,9 @@ func run(c *cli.Context, fac *cmdutil.Factory) error {
 			fmt.Fprintf(io.ErrOut, "kmm: over threshold: %s\n", v)
 		}
 		select {
-		case <-c.Context.Done():
+		case <-ctx.Done():
 			return nil
-		case <-time.After(c.Duration("interval")):
+		case <-time.After(o.Interval):
 		}
 	}
 }

@@ -131,6 +131,9 @@ func generatorSource() (string, error) {
 // the jars are missing; a compile or run error is always a failure.
 func Run(t testing.TB, modes ...string) map[string][]byte {
 	t.Helper()
+	if testing.Short() && !Required() {
+		t.Skip("-short (make unit): the Java cross-checks run in make test")
+	}
 	libs, err := LibsDir()
 	if err != nil {
 		if os.Getenv(EnvLibs) != "" {
