@@ -118,7 +118,8 @@ func (c Cluster) Produce(t testing.TB, recs []cluster.Record) []int64 {
 	return offs
 }
 
-// ReadAll reads every record of topic's partitions from the start up to their end offsets.
+// ReadAll reads every record of topic's partitions from the start up to their end offsets (one
+// reader for all partitions), in offset order per partition.
 func (c Cluster) ReadAll(t testing.TB, topic string) []cluster.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -128,23 +129,51 @@ func (c Cluster) ReadAll(t testing.TB, topic string) []cluster.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []cluster.Record
+	var tps []cluster.TP
 	for p := 0; p < ts[topic].Partitions; p++ {
-		r, err := cluster.OpenPartition(ctx, cl, topic, int32(p))
-		if err != nil {
-			t.Fatal(err)
+		tps = append(tps, cluster.TP{Topic: topic, Partition: int32(p)})
+	}
+	if len(tps) == 0 {
+		return nil
+	}
+	ends, err := cl.ListOffsets(ctx, tps, cluster.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, left := map[cluster.TP]int64{}, 0
+	for _, tp := range tps {
+		if ends[tp].Offset > 0 {
+			start[tp] = int64(cluster.Earliest)
+			left++
 		}
-		for {
-			rec, ok, err := r.Next(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				break
+	}
+	var out []cluster.Record
+	if left == 0 {
+		return out
+	}
+	r, err := cl.NewReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Assign(start); err != nil {
+		t.Fatal(err)
+	}
+	for left > 0 {
+		recs, err := r.Poll(ctx, 10000, 200*time.Millisecond)
+		if err != nil {
+			t.Fatalf("reading %s: %v", topic, err)
+		}
+		for _, rec := range recs {
+			tp := cluster.TP{Topic: rec.Topic, Partition: rec.Partition}
+			if rec.Offset >= ends[tp].Offset {
+				continue
 			}
 			out = append(out, rec)
+			if rec.Offset == ends[tp].Offset-1 {
+				left--
+			}
 		}
-		r.Close()
 	}
 	return out
 }
@@ -180,4 +209,32 @@ func Down(t testing.TB, alias string) Cluster {
 	addr := l.Addr().String()
 	_ = l.Close()
 	return Cluster{Name: alias, Bootstrap: addr}
+}
+
+// Records returns a function reporting how many records topic holds (the sum of its partitions'
+// end offsets), with one admin client for all calls: cheap enough to poll.
+func (c Cluster) Records(t testing.TB, topic string) func() int64 {
+	t.Helper()
+	cl := c.Open(t)
+	return func() int64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ts, err := cl.ListTopics(ctx)
+		if err != nil || ts[topic].Partitions == 0 {
+			return 0
+		}
+		var tps []cluster.TP
+		for p := 0; p < ts[topic].Partitions; p++ {
+			tps = append(tps, cluster.TP{Topic: topic, Partition: int32(p)})
+		}
+		ends, err := cl.ListOffsets(ctx, tps, cluster.Latest)
+		if err != nil {
+			return 0
+		}
+		var n int64
+		for _, e := range ends {
+			n += e.Offset
+		}
+		return n
+	}
 }
