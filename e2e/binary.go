@@ -1,6 +1,7 @@
 // Package e2e holds black-box tests of the built kmm binary against the real test-bed clusters:
 // what an operator sees (stdout, stderr, exit codes, signals). It must not import kmm internals
-// beyond the test-bed helper.
+// beyond the test-bed helpers and what reads the clusters from the outside (pkg/rdkafka's
+// clients, pkg/consumeroffsets' decoder of __consumer_offsets).
 package e2e
 
 import (

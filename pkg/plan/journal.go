@@ -68,15 +68,6 @@ func (r *Run) DoneSteps() int {
 	return n
 }
 
-func (r *Run) step(id string) *StepRecord {
-	for i := range r.Steps {
-		if r.Steps[i].ID == id {
-			return &r.Steps[i]
-		}
-	}
-	return nil
-}
-
 // EncodeRun is the record value of r.
 func EncodeRun(r *Run) ([]byte, error) {
 	r.Version, r.Type = FormatVersion, "run"

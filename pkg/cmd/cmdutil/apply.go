@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/kmmproject/kmm/pkg/buildinfo"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
@@ -23,14 +21,6 @@ import (
 // after step N") and waits until it is killed or interrupted. The real-cluster tests use it to
 // kill a run between two steps. Not for production use.
 const PauseAfterStepEnv = "KMM_TEST_PAUSE_AFTER_STEP"
-
-// ApplyFlags are the flags of a command that changes clusters.
-func ApplyFlags(what string) []cli.Flag {
-	return []cli.Flag{
-		&cli.BoolFlag{Name: "dry-run", Usage: "print the plan" + what + ", change nothing"},
-		&cli.BoolFlag{Name: "yes", Usage: "do not ask for confirmation (required when stdin is not a terminal)"},
-	}
-}
 
 // ApplyOptions are the user's answers to the contract of a command that changes clusters.
 type ApplyOptions struct {
