@@ -19,12 +19,13 @@ test: build testbed-up ## unit + real-cluster tests (starts the test bed if it i
 	KMM_REQUIRE_TESTBED=1 KMM_REQUIRE_JARS=1 KMM_REQUIRE_TOOLS=1 KMM_BIN=$(CURDIR)/bin/kmm \
 	  $(GO) test -p 1 -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-unit: ## unit tests only (real-cluster tests skip when the bed is down)
-	$(GO) test -count=1 ./...
+unit: ## fast tests: unit, command and in-process kfake tiers (-short: no real bed, no Java/keytool cross-checks; make test runs those)
+	$(GO) test -short -count=1 ./...
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and the package layering (scripts/layercheck, docs/architecture.md)
 	@out=$$(gofmt -l $$(ls -d cmd pkg mm2conf e2e scripts 2>/dev/null)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run ./scripts/layercheck
 
 fmt: ## gofmt -w
 	gofmt -w $$(ls -d cmd pkg mm2conf e2e scripts 2>/dev/null)

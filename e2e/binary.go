@@ -1,6 +1,7 @@
 // Package e2e holds black-box tests of the built kmm binary against the real test-bed clusters:
 // what an operator sees (stdout, stderr, exit codes, signals). It must not import kmm internals
-// beyond the test-bed helper.
+// beyond the test-bed helpers and what reads the clusters from the outside (pkg/rdkafka's
+// clients, pkg/consumeroffsets' decoder of __consumer_offsets).
 package e2e
 
 import (
@@ -25,6 +26,9 @@ func Bin(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("KMM_BIN"); p != "" {
 		return p
+	}
+	if testing.Short() {
+		t.Skip("-short (make unit): the black-box tests of the binary run in make test (or set KMM_BIN)")
 	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kmm-e2e-")

@@ -27,7 +27,7 @@ func TestReplicateListen(t *testing.T) {
 	var base string
 	addr := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
 	testbed.Eventually(t, 30*time.Second, func() error {
-		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
+		if m := addr.FindStringSubmatch(p.Stderr()); m != nil {
 			base = "http://" + m[1]
 			return nil
 		}

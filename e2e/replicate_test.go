@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,14 +50,25 @@ func writeProps(t *testing.T, lines ...string) string {
 type proc struct {
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
+	errW   *lockedWriter
 	stdout *bytes.Buffer
 	done   chan error
 }
 
-func startKMM(t *testing.T, args ...string) *proc {
+// Stderr returns what the process wrote to stderr so far (safe while it runs).
+func (p *proc) Stderr() string { return p.errW.String() }
+
+func startKMM(t *testing.T, args ...string) *proc { return startKMMEnv(t, nil, args...) }
+
+// startKMMEnv starts kmm with extra environment variables ("K=V").
+func startKMMEnv(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(Bin(t), args...), stderr: &bytes.Buffer{}, stdout: &bytes.Buffer{}, done: make(chan error, 1)}
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, &lockedWriter{w: p.stderr}
+	p.errW = &lockedWriter{w: p.stderr}
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.errW
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +85,22 @@ func startKMM(t *testing.T, args ...string) *proc {
 	return p
 }
 
-type lockedWriter struct{ w *bytes.Buffer }
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
 
-func (l *lockedWriter) Write(b []byte) (int, error) { return l.w.Write(b) }
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
 
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

@@ -116,6 +116,9 @@ var (
 // makeStores creates key stores with keytool and PEM files with Go, once.
 func makeStores(t *testing.T) string {
 	t.Helper()
+	if testing.Short() && os.Getenv("KMM_REQUIRE_TOOLS") != "1" {
+		t.Skip("-short (make unit): cases that need key stores (keytool) run in make test")
+	}
 	storesOnce.Do(func() {
 		if _, err := exec.LookPath("keytool"); err != nil {
 			storesErr = "keytool not found"

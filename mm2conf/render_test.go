@@ -1,4 +1,4 @@
-package mm2conf
+package mm2conf_test
 
 import (
 	"bytes"
@@ -7,9 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/cmd/configcmd"
 )
 
-// TestRenderGoldens pins the text and JSON renderings the CLI prints.
+// TestRenderGoldens pins the text and JSON renderings the CLI prints (mm2conf builds the
+// reports, pkg/cmd/configcmd renders them).
 func TestRenderGoldens(t *testing.T) {
 	for _, tc := range []struct {
 		name, kase string
@@ -26,13 +30,7 @@ func TestRenderGoldens(t *testing.T) {
 		{name: "malformed-regex-comma.check.txt", kase: "malformed-regex-comma"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var cc corpusCase
-			for _, c := range corpusCases(t) {
-				if c.name == tc.kase {
-					cc = c
-				}
-			}
-			c, _, tmp := loadCase(t, cc)
+			c, tmp := LoadCorpusCase(t, tc.kase)
 			var buf bytes.Buffer
 			var err error
 			switch {
@@ -41,26 +39,26 @@ func TestRenderGoldens(t *testing.T) {
 				if xerr != nil {
 					t.Fatal(xerr)
 				}
-				scrubPEM(r.Flows)
+				ScrubPEM(r.Flows)
 				if tc.json {
-					err = r.RenderJSON(&buf)
+					err = configcmd.RenderJSON(&buf, r)
 				} else {
-					err = r.RenderText(&buf)
+					err = configcmd.RenderExplainText(&buf, r)
 				}
 			case tc.json:
-				err = NewCheckReport(c, ReportOptions{}).RenderJSON(&buf)
+				err = configcmd.RenderJSON(&buf, NewCheckReport(c, ReportOptions{}))
 			default:
-				err = NewCheckReport(c, ReportOptions{}).RenderText(&buf)
+				err = configcmd.RenderCheckText(&buf, NewCheckReport(c, ReportOptions{}))
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := normalise(buf.String(), tmp)
+			got := Normalise(buf.String(), tmp)
 			if tc.json && !json.Valid([]byte(got)) {
 				t.Fatal("invalid JSON")
 			}
-			path := filepath.Join(corpusDir, "render", tc.name)
-			if *update {
+			path := filepath.Join(CorpusDir, "render", tc.name)
+			if *Update {
 				_ = os.MkdirAll(filepath.Dir(path), 0o755)
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
@@ -84,7 +82,7 @@ func TestRenderGoldens(t *testing.T) {
 }
 
 func TestExplainUnknownFlow(t *testing.T) {
-	c, _, _ := loadCase(t, corpusCase{name: "minimal", spec: caseSpec{Config: "minimal.properties"}})
+	c, _ := LoadCorpusCase(t, "minimal")
 	_, err := NewExplainReport(c, ExplainOptions{Flow: "x->y"})
 	if err == nil || err.Error() != `no flow "x->y" (flows: primary->backup, backup->primary)` {
 		t.Fatalf("err = %v", err)

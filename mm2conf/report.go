@@ -2,14 +2,12 @@ package mm2conf
 
 import (
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/kmmproject/kmm/mm2conf/clientconf"
-	"github.com/kmmproject/kmm/pkg/output"
 )
 
 // SchemaVersion of the JSON reports.
@@ -147,141 +145,6 @@ func NewCheckReport(c *Config, opts ReportOptions) *CheckReport {
 		})
 	}
 	return r
-}
-
-// RenderJSON writes the report as indented JSON.
-func (r *CheckReport) RenderJSON(w io.Writer) error { return writeJSON(w, r) }
-
-func writeJSON(w io.Writer, v any) error { return output.WriteJSON(w, v) }
-
-// renderTable renders rows as an aligned table.
-func renderTable(w io.Writer, header []string, rows [][]string) error {
-	return output.Table(w, header, rows)
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func fmtDur(ms int64) string {
-	d := time.Duration(ms) * time.Millisecond
-	switch {
-	case d%time.Hour == 0 && d >= time.Hour:
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d%time.Minute == 0 && d >= time.Minute:
-		return fmt.Sprintf("%dm", d/time.Minute)
-	case d%time.Second == 0 && d >= time.Second:
-		return fmt.Sprintf("%ds", d/time.Second)
-	}
-	return fmt.Sprintf("%dms", ms)
-}
-
-// printable shows whitespace in short values.
-func printable(s string) string {
-	if s == "" || strings.TrimSpace(s) != s || strings.ContainsAny(s, "\t\n\r") {
-		return fmt.Sprintf("%q", s)
-	}
-	return s
-}
-
-func listCell(l []string) string {
-	if len(l) == 0 {
-		return "(none)"
-	}
-	return strings.Join(l, ", ")
-}
-
-// RenderText writes the flows table, then the diagnostics.
-func (r *CheckReport) RenderText(w io.Writer) error {
-	if len(r.Flows) > 0 {
-		var rows [][]string
-		for _, f := range r.Flows {
-			enabled := yesNo(f.Enabled)
-			if !f.Enabled && f.Herder == "heartbeats" {
-				enabled = "no (heartbeats only)"
-			}
-			var feats []string
-			add := func(on bool, name string) {
-				if on {
-					feats = append(feats, name)
-				}
-			}
-			add(f.Features.Data, "data")
-			add(f.Features.Checkpoints, "checkpoints")
-			add(f.Features.GroupOffsetSync, "group-offset-sync")
-			add(f.Features.Heartbeats, "heartbeats")
-			add(f.Features.TopicConfigSync, "config-sync")
-			add(f.Features.ACLSync, "acl-sync")
-			if f.Features.OffsetSyncs {
-				feats = append(feats, "offset-syncs@"+f.Features.OffsetSyncsLocation)
-			}
-			iv := f.Intervals
-			var ints []string
-			if f.Enabled {
-				ints = append(ints, "topics "+fmtDur(iv.RefreshTopicsMs), "groups "+fmtDur(iv.RefreshGroupsMs))
-				if f.Features.TopicConfigSync {
-					ints = append(ints, "configs "+fmtDur(iv.SyncTopicConfigsMs))
-				}
-				if f.Features.ACLSync {
-					ints = append(ints, "acls "+fmtDur(iv.SyncTopicACLsMs))
-				}
-				if f.Features.Checkpoints {
-					ints = append(ints, "checkpoints "+fmtDur(iv.EmitCheckpointsMs))
-				}
-				if f.Features.GroupOffsetSync {
-					ints = append(ints, "group-sync "+fmtDur(iv.SyncGroupOffsetsMs))
-				}
-			}
-			if f.Features.Heartbeats {
-				ints = append(ints, "heartbeats "+fmtDur(iv.EmitHeartbeatsMs))
-			}
-			policy := f.ReplicationPolicy + " (" + printable(f.Separator) + ")"
-			rows = append(rows, []string{f.Name, enabled, listCell(f.Topics), listCell(f.TopicsExclude), listCell(f.Groups), listCell(f.GroupsExclude),
-				policy, strings.Join(feats, ", "), strings.Join(ints, ", ")})
-		}
-		if err := renderTable(w, []string{"FLOW", "ENABLED", "TOPICS", "TOPICS EXCLUDE", "GROUPS", "GROUPS EXCLUDE", "POLICY (SEPARATOR)", "FEATURES", "INTERVALS"}, rows); err != nil {
-			return err
-		}
-	}
-	return renderDiagnostics(w, r.Diagnostics, r.Errors, r.Warnings)
-}
-
-func renderDiagnostics(w io.Writer, ds []DiagnosticJSON, errs, warns int) error {
-	var b strings.Builder
-	if len(ds) > 0 {
-		b.WriteByte('\n')
-	}
-	for _, d := range ds {
-		if d.Position != "" {
-			b.WriteString(d.Position)
-			b.WriteString(": ")
-		}
-		fmt.Fprintf(&b, "%s: %s\n", d.Severity, d.Message)
-		if d.Hint != "" {
-			fmt.Fprintf(&b, "  hint: %s\n", d.Hint)
-		}
-	}
-	fmt.Fprintf(&b, "\n%d error(s), %d warning(s)\n", errs, warns)
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// RenderDiagnosticsText writes diagnostics as "file:line: severity: msg"
-// lines with "  hint: ..." lines (for stderr).
-func RenderDiagnosticsText(w io.Writer, ds Diagnostics) error {
-	var b strings.Builder
-	for _, d := range ds {
-		b.WriteString(d.String())
-		b.WriteByte('\n')
-		if d.Hint != "" {
-			fmt.Fprintf(&b, "  hint: %s\n", d.Hint)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // ExplainOrigin is the JSON form of an Origin.
@@ -524,56 +387,4 @@ func anyKeyMatches(keys, filters []string) bool {
 		}
 	}
 	return false
-}
-
-// RenderJSON writes the report as indented JSON.
-func (r *ExplainReport) RenderJSON(w io.Writer) error { return writeJSON(w, r) }
-
-// RenderText writes one table per flow and section, then diagnostics.
-func (r *ExplainReport) RenderText(w io.Writer) error {
-	for i, f := range r.Flows {
-		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
-			}
-		}
-		state := "enabled"
-		if !f.Enabled {
-			state = "disabled"
-			if f.Herder == "heartbeats" {
-				state = "heartbeats only"
-			}
-		}
-		if _, err := fmt.Fprintf(w, "== flow %s (%s)\n", f.Name, state); err != nil {
-			return err
-		}
-		for _, s := range f.Sections {
-			if len(s.Entries) == 0 {
-				continue
-			}
-			if _, err := fmt.Fprintf(w, "\n-- %s\n", s.Name); err != nil {
-				return err
-			}
-			var rows [][]string
-			for _, e := range s.Entries {
-				origin := e.Origin.Rule
-				if e.Origin.Position != "" || e.Origin.Key != "" {
-					origin = strings.TrimSpace(e.Origin.Position + " " + e.Origin.Key + " (" + e.Origin.Rule + ")")
-				}
-				rows = append(rows, []string{e.Key, printable(e.Value), origin})
-			}
-			if err := renderTable(w, []string{"KEY", "VALUE", "ORIGIN"}, rows); err != nil {
-				return err
-			}
-		}
-	}
-	errs, warns := 0, 0
-	for _, d := range r.Diagnostics {
-		if d.Severity == "error" {
-			errs++
-		} else {
-			warns++
-		}
-	}
-	return renderDiagnostics(w, r.Diagnostics, errs, warns)
 }

@@ -90,6 +90,9 @@ func Attach(t testing.TB) *Bed {
 		}
 		theBed = b
 	})
+	if testing.Short() && os.Getenv("KMM_REQUIRE_TESTBED") != "1" {
+		t.Skip("-short (make unit): real-cluster tests run in make test")
+	}
 	if attachErr != nil {
 		if os.Getenv("KMM_REQUIRE_TESTBED") == "1" {
 			t.Fatal(attachErr)
@@ -181,6 +184,18 @@ func (c Cluster) Admin(t testing.TB) *rdkafka.Admin {
 	}
 	t.Cleanup(a.Close)
 	return a
+}
+
+// Open returns the cluster as kmm's commands see it (pkg/cluster), with plain bootstrap
+// settings, closed at the end of the test.
+func (c Cluster) Open(t testing.TB) *rdkafka.Cluster {
+	t.Helper()
+	cl, err := rdkafka.NewCluster(c.Name, c.Bootstrap, c.Config(), c.Config(), c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
 }
 
 // CreateTopic creates a topic and waits until its metadata is visible.

@@ -157,6 +157,9 @@ func FuzzParseJAAS(f *testing.F) {
 // the test bed) and compares. It skips when java or the jars are missing, unless
 // KMM_REQUIRE_JARS=1.
 func TestParseJAASAgainstJava(t *testing.T) {
+	if testing.Short() && os.Getenv("KMM_REQUIRE_JARS") != "1" {
+		t.Skip("-short (make unit): the Java cross-checks run in make test")
+	}
 	java, err := exec.LookPath("java")
 	libs := kafkaLibs(t)
 	if err != nil || libs == "" {

@@ -11,10 +11,12 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/pkg/buildinfo"
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
@@ -101,6 +103,7 @@ func VersionString() string {
 
 func newApp(io *iostreams.IOStreams) *cli.App {
 	f := &Factory{IO: io}
+	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: rdkafka.Opener{}, Getenv: os.Getenv}
 	a := &cli.App{
 		Name:                 "kmm",
 		Usage:                "failover-focused Kafka cross-cluster replication, MirrorMaker 2 compatible",
@@ -137,9 +140,11 @@ func newApp(io *iostreams.IOStreams) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		OnUsageError: usageError,
-		Commands:     commands(f),
+		Commands:     commands(cf),
+		// On this app only: appending to urfave/cli's global AppHelpTemplate printed the section
+		// once more for every app created in the process.
+		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodeHelp,
 	}
-	cli.AppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodeHelp
 	setUsageError(a.Commands)
 	return a
 }

@@ -31,6 +31,30 @@ func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 	}
 }
 
+// Every run in one process prints the exit-code section once (it was appended to urfave/cli's
+// global template by each app).
+func TestHelpTwiceInOneProcess(t *testing.T) {
+	for i := 0; i < 3; i++ {
+		_, out, _ := run("--help")
+		if n := strings.Count(out, "EXIT CODES"); n != 1 {
+			t.Fatalf("run %d: the exit-code section appears %d times:\n%s", i+1, n, out)
+		}
+	}
+	if strings.Contains(cli.AppHelpTemplate, "EXIT CODES") {
+		t.Fatal("urfave/cli's global template was changed")
+	}
+}
+
+// Every command's help shows examples.
+func TestEveryCommandHasExamples(t *testing.T) {
+	for _, args := range [][]string{{"replicate"}, {"status"}, {"lag"}, {"translate-offsets"}, {"config", "check"}, {"config", "explain"}} {
+		code, out, _ := run(append(args, "--help")...)
+		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "kmm "+strings.Join(args, " ")+" ") {
+			t.Errorf("kmm %s --help: exit %d, no examples:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	code, out, _ := run("--version")
 	if code != 0 || !strings.HasPrefix(out, "kmm ") || !strings.Contains(out, "librdkafka 2.11.1") || !strings.Contains(out, "go1.") {

@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/cmd/configcmd"
 	"github.com/kmmproject/kmm/pkg/cmd/lagcmd"
 	"github.com/kmmproject/kmm/pkg/cmd/replicatecmd"
@@ -13,16 +14,16 @@ import (
 
 // commands returns kmm's subcommands. Commands not built yet say so and exit 1; they never
 // print fake output.
-func commands(f *Factory) []*cli.Command {
+func commands(f *cmdutil.Factory) []*cli.Command {
 	return []*cli.Command{
-		replicatecmd.Command(f.IO, f.Logger),
-		statuscmd.Command(f.IO),
-		lagcmd.Command(f.IO),
-		translatecmd.Command(f.IO),
+		replicatecmd.Command(f),
+		statuscmd.Command(f),
+		lagcmd.Command(f),
+		translatecmd.Command(f),
 		notYet("failover", "plan and execute a failover to the target cluster"),
 		notYet("failback", "plan and execute a failback to the original cluster"),
 		notYet("verify", "compare source and target topics record by record"),
-		configcmd.Command(f.IO),
+		configcmd.Command(f),
 	}
 }
 

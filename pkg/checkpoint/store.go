@@ -29,28 +29,13 @@ func (e Entry) TP() TP { return TP{Topic: e.Topic, Partition: e.Partition} }
 // Store holds the latest checkpoint per group and downstream topic-partition. It is safe for
 // concurrent use.
 type Store struct {
-	mu     sync.RWMutex
-	groups map[string]map[TP]Entry
-	loaded bool
+	mu                   sync.RWMutex
+	groups               map[string]map[TP]Entry
+	offsetsync.LoadState // MarkLoaded, Loaded: Compute emits nothing before the initial read is done
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store { return &Store{groups: map[string]map[TP]Entry{}} }
-
-// MarkLoaded declares the initial read of the checkpoints topic done (or given up, e.g. no READ
-// permission: MM2 then starts empty too). Compute emits nothing before.
-func (s *Store) MarkLoaded() {
-	s.mu.Lock()
-	s.loaded = true
-	s.mu.Unlock()
-}
-
-// Loaded reports whether MarkLoaded was called.
-func (s *Store) Loaded() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.loaded
-}
 
 // Put stores e, replacing the checkpoint of the same key.
 func (s *Store) Put(e Entry) {
@@ -164,23 +149,10 @@ type LoadStats struct {
 // Load reads every record of it (the checkpoints topic, partition 0, from the beginning) into s
 // and marks s loaded. On an iterator error s keeps what was read and is not marked loaded.
 func Load(ctx context.Context, it offsetsync.Iterator, s *Store, keep func(group string) bool) (LoadStats, error) {
-	st := LoadStats{LastOffset: -1}
-	for {
-		r, ok, err := it.Next(ctx)
-		if err != nil {
-			return st, err
-		}
-		if !ok {
-			break
-		}
-		st.Records++
-		st.LastOffset = r.Offset
-		if err := s.ApplyRecord(r, keep); err != nil {
-			if st.Undecodable == 0 {
-				st.FirstUndecodable = err.Error()
-			}
-			st.Undecodable++
-		}
+	rs, err := offsetsync.Replay(ctx, it, func(r offsetsync.Record) error { return s.ApplyRecord(r, keep) })
+	st := LoadStats{Records: rs.Records, Undecodable: rs.Undecodable, FirstUndecodable: rs.FirstUndecodable, LastOffset: rs.LastOffset}
+	if err != nil {
+		return st, err
 	}
 	s.MarkLoaded()
 	st.Groups = len(s.Groups())

@@ -52,7 +52,7 @@ func baseFlows() []FlowStats {
 					ReplicationLatency: Latency{Count: 40, SumMs: 400, MaxMs: 12}},
 				{Topic: "orders", RemoteTopic: "A.orders", Partition: 2, Acked: -1, Stored: -1, SourceEnd: -1, Lag: -1},
 			}},
-		{Source: "B", Target: "A", Enabled: false, Running: false, EmitHeartbeats: true},
+		{Source: "B", Target: "A", Enabled: false, Running: false, Tasks: 1, EmitHeartbeats: true},
 	}
 }
 

@@ -114,7 +114,7 @@ func (c connector) tasks() int {
 	f := c.flow
 	switch c.kind {
 	case SourceConnector:
-		return max(f.Tasks, 1)
+		return f.Tasks
 	case CheckpointConnector:
 		if f.CheckpointsRunning {
 			return 1
@@ -150,7 +150,7 @@ func (s *Server) config(c connector) map[string]string {
 	} else {
 		out["source.cluster.alias"] = f.Source
 		out["target.cluster.alias"] = f.Target
-		out["tasks.max"] = strconv.Itoa(max(f.Tasks, 1))
+		out["tasks.max"] = strconv.Itoa(f.Tasks)
 		out["enabled"] = strconv.FormatBool(f.Enabled)
 	}
 	out["name"] = c.name

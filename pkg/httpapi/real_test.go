@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/httpapi/replsource"
 	"github.com/kmmproject/kmm/pkg/policy"
@@ -26,13 +27,13 @@ import (
 	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
-func realFlow(src, tgt testbed.Cluster, topic string) *replicator.Flow {
+func realFlow(src, tgt testbed.Cluster, topic string) *flow.Flow {
 	rx := regexp.MustCompile("^" + regexp.QuoteMeta(topic) + "$")
-	cfg := func(c testbed.Cluster) rdkafka.Config { return rdkafka.Config{"bootstrap.servers": c.Bootstrap} }
-	return &replicator.Flow{
+	cfg := func(c testbed.Cluster) map[string]string { return map[string]string{"bootstrap.servers": c.Bootstrap} }
+	f := &flow.Flow{
 		Source: src.Name, Target: tgt.Name, SourceBootstrap: src.Bootstrap, TargetBootstrap: tgt.Bootstrap, Enabled: true,
 		SourceConsumer: cfg(src), SourceAdmin: cfg(src), SourceProducer: cfg(src),
-		TargetProducer: rdkafka.Config{"bootstrap.servers": tgt.Bootstrap, "linger.ms": "5"},
+		TargetProducer: map[string]string{"bootstrap.servers": tgt.Bootstrap, "linger.ms": "5"},
 		TargetAdmin:    cfg(tgt), TargetConsumer: cfg(tgt),
 		Policy: policy.NewDefault(".", false, true), TopicFilter: rx.MatchString,
 		ReplicationFactor: 1, RefreshTopics: true, RefreshTopicsInterval: time.Second,
@@ -40,6 +41,10 @@ func realFlow(src, tgt testbed.Cluster, topic string) *replicator.Flow {
 		EmitHeartbeats: true, HeartbeatInterval: 500 * time.Millisecond, HeartbeatsRF: 1,
 		OffsetsTopicRF: 1, OffsetFlushInterval: 500 * time.Millisecond, Tasks: 2,
 	}
+	if err := f.Validate(); err != nil {
+		panic(err)
+	}
+	return f
 }
 
 func produce(t *testing.T, c testbed.Cluster, topic string, parts, from, n int) []int {
@@ -122,7 +127,7 @@ func TestRealMetricsAndStatus(t *testing.T) {
 	t.Cleanup(func() { _ = bed.B.Admin(t).DeleteTopics(context.Background(), remote) })
 	before := produce(t, bed.A, topic, parts, 0, 900)
 
-	flows := []*replicator.Flow{realFlow(bed.A, bed.B, topic)}
+	flows := []*flow.Flow{realFlow(bed.A, bed.B, topic)}
 	r := replicator.New(flows, replicator.Options{ShutdownTimeout: 20 * time.Second, ProgressEvery: -1,
 		Sink: replicator.SinkFunc(func(e replicator.Event) {
 			if e.Type == replicator.EvWarning || e.Type == replicator.EvError {

@@ -30,7 +30,7 @@ type FlowStats struct {
 	Running bool
 	// Err is the error that stopped the flow ("" none).
 	Err string
-	// Tasks is the number of replication pipelines (tasks.max); < 1 counts as 1.
+	// Tasks is the number of replication pipelines (tasks.max), at least 1 (flow.Validate clamps it).
 	Tasks int
 	// EmitHeartbeats: the flow writes heartbeats (MirrorHeartbeatConnector has a task).
 	EmitHeartbeats bool

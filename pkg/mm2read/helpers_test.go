@@ -11,19 +11,19 @@ import (
 	"github.com/kmmproject/kmm/e2e/testbed"
 	"github.com/kmmproject/kmm/e2e/testbed/replbed"
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 	"github.com/kmmproject/kmm/pkg/policy"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 func defaultPolicy() policy.Policy { return policy.NewDefault(".", false, true) }
 
-func flowFor(src, tgt testbed.Cluster, re string) *replicator.Flow { return replbed.Flow(src, tgt, re) }
+func flowFor(src, tgt testbed.Cluster, re string) *flow.Flow { return replbed.Flow(src, tgt, re) }
 
-func startReplicator(t *testing.T, flows ...*replicator.Flow) *replbed.Running {
+func startReplicator(t *testing.T, flows ...*flow.Flow) *replbed.Running {
 	return replbed.Start(t, flows...)
 }
 
@@ -155,7 +155,7 @@ func loadMapping(t *testing.T, c testbed.Cluster, topic string) (*offsetsync.Sto
 	s := offsetsync.NewStore(offsetsync.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := mm2read.LoadOffsetSyncs(ctx, c.Admin(t), c.Config(), topic, s)
+	st, err := mm2read.LoadOffsetSyncs(ctx, c.Open(t), topic, s)
 	if err != nil {
 		t.Fatalf("loading %s from %s: %v", topic, c.Name, err)
 	}
@@ -211,7 +211,7 @@ func loadCheckpoints(t *testing.T, c testbed.Cluster, topic string) *checkpoint.
 	s := checkpoint.NewStore()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := mm2read.LoadCheckpoints(ctx, c.Admin(t), c.Config(), topic, s, nil); err != nil {
+	if _, err := mm2read.LoadCheckpoints(ctx, c.Open(t), topic, s, nil); err != nil {
 		t.Fatalf("loading %s from %s: %v", topic, c.Name, err)
 	}
 	return s
@@ -239,5 +239,5 @@ func describe(t *testing.T, c testbed.Cluster, group string) checkpoint.TargetGr
 func mm2readLoad(ctx context.Context, t *testing.T, st *checkpoint.Store, topic string) (checkpoint.LoadStats, error) {
 	t.Helper()
 	bed := testbed.Attach(t)
-	return mm2read.LoadCheckpoints(ctx, bed.B.Admin(t), bed.B.Config(), topic, st, nil)
+	return mm2read.LoadCheckpoints(ctx, bed.B.Open(t), topic, st, nil)
 }

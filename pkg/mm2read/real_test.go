@@ -280,14 +280,14 @@ func TestRealReadMissingAndEmpty(t *testing.T) {
 	bed := testbed.Attach(t)
 	ctx := context.Background()
 	s := checkpoint.NewStore()
-	_, err := mm2read.LoadCheckpoints(ctx, bed.B.Admin(t), bed.B.Config(), testbed.Unique(t, "nope"), s, nil)
+	_, err := mm2read.LoadCheckpoints(ctx, bed.B.Open(t), testbed.Unique(t, "nope"), s, nil)
 	if !errors.Is(err, mm2read.ErrNoTopic) || s.Loaded() {
 		t.Fatalf("missing topic: %v (loaded %v)", err, s.Loaded())
 	}
 	empty := testbed.Unique(t, "empty")
 	bed.B.CreateTopic(t, empty, 1, nil)
 	m := offsetsync.NewStore(offsetsync.Options{})
-	st, err := mm2read.LoadOffsetSyncs(ctx, bed.B.Admin(t), bed.B.Config(), empty, m)
+	st, err := mm2read.LoadOffsetSyncs(ctx, bed.B.Open(t), empty, m)
 	if err != nil || !m.Loaded() || st.Records != 0 {
 		t.Fatalf("empty topic: %+v %v", st, err)
 	}

@@ -3,6 +3,7 @@ package offsetsync
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/mm2wire"
@@ -40,6 +41,51 @@ func (it *SliceIterator) Next(ctx context.Context) (Record, bool, error) {
 	return it.Records[it.i-1], true, nil
 }
 
+// LoadState is the flag both of kmm's stores of MM2 records carry (this package's Store and
+// checkpoint.Store): MM2 uses neither its offset syncs nor its checkpoints before the initial
+// read of the topic has reached its end, and neither does kmm.
+type LoadState struct{ loaded atomic.Bool }
+
+// MarkLoaded declares the initial read done (or given up, e.g. no READ permission: MM2 then
+// starts empty too).
+func (l *LoadState) MarkLoaded() { l.loaded.Store(true) }
+
+// Loaded reports whether MarkLoaded was called.
+func (l *LoadState) Loaded() bool { return l.loaded.Load() }
+
+// ReplayStats counts what Replay read.
+type ReplayStats struct {
+	Records     int // records read
+	Undecodable int // records apply refused (skipped)
+	// FirstUndecodable is apply's error for the first refused record.
+	FirstUndecodable string
+	LastOffset       int64 // offset of the last record read, -1 if none
+}
+
+// Replay is the load loop of both stores: it hands every record of it to apply in order,
+// counting (and skipping) those apply refuses, until the iterator ends. An iterator error ends
+// it with that error.
+func Replay(ctx context.Context, it Iterator, apply func(Record) error) (ReplayStats, error) {
+	st := ReplayStats{LastOffset: -1}
+	for {
+		r, ok, err := it.Next(ctx)
+		if err != nil {
+			return st, err
+		}
+		if !ok {
+			return st, nil
+		}
+		st.Records++
+		st.LastOffset = r.Offset
+		if err := apply(r); err != nil {
+			if st.Undecodable == 0 {
+				st.FirstUndecodable = err.Error()
+			}
+			st.Undecodable++
+		}
+	}
+}
+
 // LoadStats summarises a Load.
 type LoadStats struct {
 	Records     int // records read
@@ -72,32 +118,23 @@ func (s *Store) ApplyRecord(r Record) (Change, error) {
 // the same), then marks s loaded. Undecodable records are counted and skipped. On an iterator
 // error s keeps what was read and is not marked loaded.
 func Load(ctx context.Context, it Iterator, s *Store) (LoadStats, error) {
-	st := LoadStats{LastOffset: -1}
-	for {
-		r, ok, err := it.Next(ctx)
-		if err != nil {
-			return st, err
-		}
-		if !ok {
-			break
-		}
-		st.Records++
-		st.LastOffset = r.Offset
+	var applied, resets int
+	rs, err := Replay(ctx, it, func(r Record) error {
 		c, err := s.ApplyRecord(r)
-		if err != nil {
-			if st.Undecodable == 0 {
-				st.FirstUndecodable = err.Error()
-			}
-			st.Undecodable++
-			continue
+		switch {
+		case err != nil:
+		case c == Appended || c == First:
+			applied++
+		case c == UpstreamRewind || c == DownstreamRewind:
+			applied++
+			resets++
 		}
-		switch c {
-		case Appended, First:
-			st.Applied++
-		case UpstreamRewind, DownstreamRewind:
-			st.Applied++
-			st.Resets++
-		}
+		return err
+	})
+	st := LoadStats{Records: rs.Records, Applied: applied, Undecodable: rs.Undecodable, FirstUndecodable: rs.FirstUndecodable,
+		Resets: resets, LastOffset: rs.LastOffset}
+	if err != nil {
+		return st, err
 	}
 	s.MarkLoaded()
 	return st, nil

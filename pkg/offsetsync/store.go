@@ -113,10 +113,10 @@ type history struct {
 
 // Store is the mapping of every source partition of one flow. It is safe for concurrent use.
 type Store struct {
-	max    int
-	mu     sync.RWMutex
-	parts  map[TP]*history
-	loaded bool
+	max   int
+	mu    sync.RWMutex
+	parts map[TP]*history
+	LoadState
 }
 
 // NewStore returns an empty store.
@@ -133,21 +133,6 @@ func NewStore(opt Options) *Store {
 
 // MaxEntries is the per-partition cap in effect.
 func (s *Store) MaxEntries() int { return s.max }
-
-// MarkLoaded declares the initial read of the offset-syncs topic complete; translation is
-// refused before (as MM2 does until its read-to-end finishes).
-func (s *Store) MarkLoaded() {
-	s.mu.Lock()
-	s.loaded = true
-	s.mu.Unlock()
-}
-
-// Loaded reports whether MarkLoaded was called.
-func (s *Store) Loaded() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.loaded
-}
 
 // Add records a sync for tp written at time at (the record timestamp; zero if unknown).
 func (s *Store) Add(tp TP, sy Sync, at time.Time) Change {
@@ -248,7 +233,7 @@ func thin(e []Sync, shift uint8) []Sync {
 func (s *Store) Translate(tp TP, upstream int64) Translation {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.loaded {
+	if !s.Loaded() { // translation is refused before the read-to-end, as in MM2
 		return Translation{Status: NotLoaded, Downstream: -1, Bound: -1}
 	}
 	return s.parts[tp].translate(upstream)

@@ -7,21 +7,6 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
 
-// ACL is one access-control binding in Kafka's terms.
-type ACL struct {
-	ResourceType string // TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID
-	ResourceName string
-	PatternType  string // LITERAL, PREFIXED
-	Principal    string // User:alice
-	Host         string // *
-	Operation    string // READ, WRITE, ALL, DESCRIBE, ...
-	Permission   string // ALLOW, DENY
-}
-
-func (b ACL) String() string {
-	return fmt.Sprintf("%s %s %s:%s %s %s@%s", b.Permission, b.Operation, b.ResourceType, b.ResourceName, b.PatternType, b.Principal, b.Host)
-}
-
 func toBinding(b ACL) (kafka.ACLBinding, error) {
 	rt, err := kafka.ResourceTypeFromString(b.ResourceType)
 	if err != nil {

@@ -11,23 +11,6 @@ import (
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
-// Header is a record header.
-type Header struct {
-	Key   string
-	Value []byte
-}
-
-// Record is a record to produce or one that was consumed.
-type Record struct {
-	Topic     string
-	Partition int32 // produce: -1 lets the partitioner choose
-	Offset    int64 // consumed records only
-	Key       []byte
-	Value     []byte
-	Headers   []Header
-	Timestamp time.Time
-}
-
 // Producer wraps a librdkafka producer and always drains its delivery reports.
 type Producer struct {
 	p    *kafka.Producer

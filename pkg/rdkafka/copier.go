@@ -69,27 +69,47 @@ type Copier struct {
 	reset                kafka.Offset // where a partition without a start offset begins
 }
 
-// NewCopier creates a pipeline. consumer and producer are librdkafka settings for the source
-// and target clusters.
-func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, error) {
+// CopierSettings returns the librdkafka settings a Copier named name runs its source consumer
+// and target producer with: the caller's, plus what correctness needs (assign mode without
+// commits, delivery reports without payload copies), fail-fast connection timeouts, statistics
+// and the bounded queues measured in docs/benchmarks.md, each only where the caller did not set
+// it. It is the one place these are decided: NewCopier and the benchmark's ceiling use it.
+func CopierSettings(name string, consumer, producer Config) (Config, Config) {
 	cc := map[string]string{"group.id": "kmm-" + name, "enable.auto.commit": "false", "enable.auto.offset.store": "false",
 		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000",
 		// Bounded prefetch (librdkafka's defaults queue up to 64 MiB and 100k messages) and no
 		// Nagle delay; measured in docs/benchmarks.md. Settings from the file win.
 		"queued.max.messages.kbytes": "16384", "queued.min.messages": "10000", "socket.nagle.disable": "true"}
-	for k, v := range failFast {
-		cc[k] = v
+	pc := map[string]string{"go.delivery.report.fields": "none", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000",
+		"queue.buffering.max.messages": "20000", "queue.buffering.max.kbytes": "32768", "socket.nagle.disable": "true"}
+	return merge(consumer, cc, failFast), merge(producer, pc, failFast)
+}
+
+// merge returns base with every key of the extras that base does not set.
+func merge(base Config, extras ...map[string]string) Config {
+	out := Config{}
+	for k, v := range base {
+		out[k] = v
 	}
-	cons, err := kafka.NewConsumer(consumer.configMap(cc))
+	for _, e := range extras {
+		for k, v := range e {
+			if _, set := out[k]; !set {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// NewCopier creates a pipeline. consumer and producer are librdkafka settings for the source
+// and target clusters (CopierSettings adds the Copier's own).
+func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, error) {
+	consumer, producer = CopierSettings(name, consumer, producer)
+	cons, err := kafka.NewConsumer(consumer.configMap(nil))
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid source consumer configuration: %w", name, err)
 	}
-	pc := map[string]string{"go.delivery.report.fields": "none", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000",
-		"queue.buffering.max.messages": "20000", "queue.buffering.max.kbytes": "32768", "socket.nagle.disable": "true"}
-	for k, v := range failFast {
-		pc[k] = v
-	}
-	prod, err := kafka.NewProducer(producer.configMap(pc))
+	prod, err := kafka.NewProducer(producer.configMap(nil))
 	if err != nil {
 		cons.Close()
 		return nil, fmt.Errorf("%s: invalid target producer configuration: %w", name, err)

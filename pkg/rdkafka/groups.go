@@ -10,13 +10,6 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
 
-// GroupListing is one group from ListGroups.
-type GroupListing struct {
-	ID     string
-	State  string // Empty, Stable, PreparingRebalance, CompletingRebalance, Dead, Unknown
-	Simple bool
-}
-
 // ListGroups lists the cluster's consumer groups.
 func (a *Admin) ListGroups(ctx context.Context) ([]GroupListing, error) {
 	ctx, cancel := a.ctx(ctx)
@@ -33,14 +26,6 @@ func (a *Admin) ListGroups(ctx context.Context) ([]GroupListing, error) {
 		out = append(out, GroupListing{ID: g.GroupID, State: g.State.String(), Simple: g.IsSimpleConsumerGroup})
 	}
 	return out, nil
-}
-
-// GroupDescription describes one group.
-type GroupDescription struct {
-	ID      string
-	State   string
-	Members int
-	Err     error
 }
 
 // DescribeGroups describes groups (state and member count).
@@ -62,23 +47,14 @@ func (a *Admin) DescribeGroups(ctx context.Context, ids ...string) ([]GroupDescr
 	return out, nil
 }
 
-// TP is a topic partition.
-type TP struct {
-	Topic     string
-	Partition int32
-}
-
-// OffsetMeta is a committed offset with its metadata.
-type OffsetMeta struct {
-	Offset   int64 // -1: none committed
-	Metadata string
-}
-
 // ListGroupOffsets returns the committed offsets of a group (all partitions it has).
 func (a *Admin) ListGroupOffsets(ctx context.Context, group string) (map[TP]OffsetMeta, error) {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()
 	res, err := a.a.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{Group: group}}, kafka.SetAdminRequireStableOffsets(false))
+	if IsCode(err, kafka.ErrGroupIDNotFound) {
+		return map[TP]OffsetMeta{}, nil // a group that does not exist has no committed offsets
+	}
 	if err != nil {
 		return nil, a.wrap("list offsets of group "+group, err)
 	}
@@ -119,22 +95,6 @@ func (a *Admin) AlterGroupOffsets(ctx context.Context, group string, offsets map
 		}
 	}
 	return nil
-}
-
-// OffsetSpec selects which offset ListOffsets returns.
-type OffsetSpec int64
-
-// Offset specs; any value ≥ 0 is a timestamp in epoch milliseconds.
-const (
-	Earliest     OffsetSpec = -2
-	Latest       OffsetSpec = -1
-	MaxTimestamp OffsetSpec = -3
-)
-
-// OffsetResult is an offset with the timestamp the broker returned (-1 when none).
-type OffsetResult struct {
-	Offset    int64
-	Timestamp int64
 }
 
 // ListOffsets returns, per partition, the offset for spec (earliest, latest, or the first offset

@@ -14,7 +14,40 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/kerr"
+)
+
+// The value types of the cluster seam (pkg/cluster), under their historical names here.
+type (
+	TP               = cluster.TP
+	Header           = cluster.Header
+	Record           = cluster.Record
+	TopicInfo        = cluster.TopicInfo
+	NewTopic         = cluster.NewTopic
+	ConfigSource     = cluster.ConfigSource
+	ConfigEntry      = cluster.ConfigEntry
+	ConfigOp         = cluster.ConfigOp
+	ACL              = cluster.ACL
+	GroupListing     = cluster.GroupListing
+	GroupDescription = cluster.GroupDescription
+	OffsetMeta       = cluster.OffsetMeta
+	OffsetSpec       = cluster.OffsetSpec
+	OffsetResult     = cluster.OffsetResult
+)
+
+// Config sources and offset specs (pkg/cluster's).
+const (
+	SourceDynamicTopic         = cluster.SourceDynamicTopic
+	SourceDynamicBroker        = cluster.SourceDynamicBroker
+	SourceDynamicDefaultBroker = cluster.SourceDynamicDefaultBroker
+	SourceStaticBroker         = cluster.SourceStaticBroker
+	SourceDefault              = cluster.SourceDefault
+	SourceUnknown              = cluster.SourceUnknown
+
+	Earliest     = cluster.Earliest
+	Latest       = cluster.Latest
+	MaxTimestamp = cluster.MaxTimestamp
 )
 
 // LibraryVersion returns librdkafka's version as an int and a string.
@@ -35,6 +68,10 @@ func (c Config) configMap(extra map[string]string) *kafka.ConfigMap {
 	}
 	return &m
 }
+
+// KafkaConfigMap converts settings to confluent-kafka-go's map (the Go client's own "go.*"
+// properties typed), for tools that must drive librdkafka themselves (the benchmark's ceiling).
+func KafkaConfigMap(c Config) *kafka.ConfigMap { return c.configMap(nil) }
 
 // typed converts the Go client's own "go.*" properties, which must not be strings.
 func typed(k, v string) kafka.ConfigValue {
@@ -137,14 +174,6 @@ func (a *Admin) Ping(ctx context.Context, timeout time.Duration) (string, error)
 	return id, nil
 }
 
-// TopicInfo describes one topic.
-type TopicInfo struct {
-	Name       string
-	Partitions int
-	RF         int
-	Internal   bool
-}
-
 // ListTopics returns all topics of the cluster (metadata request).
 func (a *Admin) ListTopics(ctx context.Context) (map[string]TopicInfo, error) {
 	tmo := a.timeout
@@ -169,14 +198,6 @@ func (a *Admin) ListTopics(ctx context.Context) (map[string]TopicInfo, error) {
 	return out, nil
 }
 
-// NewTopic is a topic to create.
-type NewTopic struct {
-	Name       string
-	Partitions int
-	RF         int // -1: broker default
-	Configs    map[string]string
-}
-
 // CreateTopics creates topics; per-topic errors are returned in the map (nil = created).
 func (a *Admin) CreateTopics(ctx context.Context, topics []NewTopic) (map[string]error, error) {
 	ctx, cancel := a.ctx(ctx)
@@ -191,7 +212,9 @@ func (a *Admin) CreateTopics(ctx context.Context, topics []NewTopic) (map[string
 	}
 	out := map[string]error{}
 	for _, r := range res {
-		if r.Error.Code() != kafka.ErrNoError {
+		if r.Error.Code() == kafka.ErrTopicAlreadyExists {
+			out[r.Topic] = fmt.Errorf("%w: %w", cluster.ErrTopicExists, r.Error)
+		} else if r.Error.Code() != kafka.ErrNoError {
 			out[r.Topic] = r.Error
 		} else {
 			out[r.Topic] = nil
@@ -201,7 +224,9 @@ func (a *Admin) CreateTopics(ctx context.Context, topics []NewTopic) (map[string
 }
 
 // ErrTopicExists is the broker's TOPIC_ALREADY_EXISTS.
-func ErrTopicExists(err error) bool { return IsCode(err, kafka.ErrTopicAlreadyExists) }
+func ErrTopicExists(err error) bool {
+	return errors.Is(err, cluster.ErrTopicExists) || IsCode(err, kafka.ErrTopicAlreadyExists)
+}
 
 // CreatePartitions grows a topic to total partitions.
 func (a *Admin) CreatePartitions(ctx context.Context, topic string, total int) error {
@@ -233,28 +258,6 @@ func (a *Admin) DeleteTopics(ctx context.Context, topics ...string) error {
 		}
 	}
 	return nil
-}
-
-// ConfigSource mirrors Kafka's config entry sources.
-type ConfigSource string
-
-// Config sources as Kafka names them.
-const (
-	SourceDynamicTopic         ConfigSource = "DYNAMIC_TOPIC_CONFIG"
-	SourceDynamicBroker        ConfigSource = "DYNAMIC_BROKER_CONFIG"
-	SourceDynamicDefaultBroker ConfigSource = "DYNAMIC_DEFAULT_BROKER_CONFIG"
-	SourceStaticBroker         ConfigSource = "STATIC_BROKER_CONFIG"
-	SourceDefault              ConfigSource = "DEFAULT_CONFIG"
-	SourceUnknown              ConfigSource = "UNKNOWN"
-)
-
-// ConfigEntry is one described config value.
-type ConfigEntry struct {
-	Name      string
-	Value     string
-	Source    ConfigSource
-	ReadOnly  bool
-	Sensitive bool
 }
 
 func mapSource(s kafka.ConfigSource) ConfigSource {
@@ -297,13 +300,6 @@ func (a *Admin) DescribeTopicConfigs(ctx context.Context, topics ...string) (map
 		out[r.Name] = m
 	}
 	return out, nil
-}
-
-// ConfigOp is one incremental config change: Delete=true removes the override.
-type ConfigOp struct {
-	Name   string
-	Value  string
-	Delete bool
 }
 
 // IncrementalAlterTopicConfigs applies ops to topics (IncrementalAlterConfigs, KIP-339).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/consumeroffsets"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
@@ -42,20 +43,20 @@ type checkpointer struct {
 func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	f := e.flow
 	topic := f.Policy.CheckpointsTopic(f.SourceAlias)
-	if _, err := ensureTopic(ctx, e.tgt, topic, 1, f.CheckpointsRF, map[string]string{"cleanup.policy": "compact"}, "checkpoints.topic.replication.factor"); err != nil {
+	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: topic, Partitions: 1, RF: f.CheckpointsRF, Configs: map[string]string{"cleanup.policy": "compact"}}, "checkpoints.topic.replication.factor"); err != nil {
 		return nil, err
 	}
 	mapping := offsetsync.NewStore(offsetsync.Options{})
-	syncAdmin, syncCfg, other := e.src, f.SourceConsumer, f.TargetAlias
+	syncCluster, other := e.src, f.TargetAlias
 	if f.OffsetSyncsOnTarget {
-		syncAdmin, syncCfg, other = e.tgt, f.TargetConsumer, f.SourceAlias
+		syncCluster, other = e.tgt, f.SourceAlias
 	}
-	if _, err := mm2read.LoadOffsetSyncs(ctx, syncAdmin, syncCfg, f.Policy.OffsetSyncsTopic(other), mapping); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+	if _, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), mapping); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 		return nil, fmt.Errorf("flow %s: reading offset syncs: %w", f.Name(), err)
 	}
 	mapping.MarkLoaded()
 	store := checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, e.tgt, f.TargetConsumer, topic, store, f.GroupFilter); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+	if _, err := mm2read.LoadCheckpoints(ctx, e.tgt, topic, store, f.GroupFilter); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 		return nil, fmt.Errorf("flow %s: reading %s: %w", f.Name(), topic, err)
 	}
 	store.MarkLoaded()

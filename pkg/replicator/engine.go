@@ -1,3 +1,9 @@
+// Package replicator is the engine behind `kmm replicate`: for each MM2 flow S->T it discovers
+// and creates remote topics, copies records partition by partition (at-least-once, in order),
+// stores resume positions in MM2's Connect offsets topic, writes offset-syncs and heartbeats in
+// MM2's byte formats, and keeps topic configs and ACLs in sync. It reports through Events and
+// counters; it never prints, parses flags or reads configuration files. It takes its flows from
+// pkg/flow, validated; only `kmm replicate` (and test harnesses) import it.
 package replicator
 
 import (
@@ -9,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/groupprobe"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
@@ -26,13 +33,13 @@ type Options struct {
 
 // Replicator runs flows and answers Stats while it does.
 type Replicator struct {
-	flows   []*Flow
+	flows   []*flow.Flow
 	opt     Options
 	engines atomic.Pointer[[]*engine]
 }
 
 // New prepares a replicator; Run starts it.
-func New(flows []*Flow, opt Options) *Replicator { return &Replicator{flows: flows, opt: opt} }
+func New(flows []*flow.Flow, opt Options) *Replicator { return &Replicator{flows: flows, opt: opt} }
 
 // Stats returns a snapshot of every flow (empty before Run has set them up).
 func (r *Replicator) Stats() []FlowStats {
@@ -51,7 +58,7 @@ func (r *Replicator) Stats() []FlowStats {
 // acknowledgements, store progress) and returns nil. A cluster unreachable at start gives a
 // kerr.Unreachable error naming alias and bootstrap; a fatal error in any flow stops all flows
 // (progress already acknowledged is stored) and is returned.
-func Run(ctx context.Context, flows []*Flow, opt Options) error { return New(flows, opt).Run(ctx) }
+func Run(ctx context.Context, flows []*flow.Flow, opt Options) error { return New(flows, opt).Run(ctx) }
 
 // Run is the package-level Run for this replicator.
 func (r *Replicator) Run(ctx context.Context) error {
@@ -70,8 +77,8 @@ func (r *Replicator) Run(ctx context.Context) error {
 	}
 	engines := make([]*engine, 0, len(flows))
 	for _, f := range flows {
-		if err := f.Validate(); err != nil {
-			return kerr.Wrap(kerr.Usage, err)
+		if !f.Validated() {
+			return kerr.New(kerr.Usage, "flow %s was not validated (load flows with flow.FromMM2, or call Validate)", f.Name())
 		}
 		engines = append(engines, &engine{flow: f, opt: opt, sink: opt.Sink, gaps: make(chan gapCheck, 256), lastWarn: map[string]time.Time{},
 			parts: map[string][]*pstate{}, remote: map[string]string{}})
@@ -167,11 +174,11 @@ func checkReachable(ctx context.Context, engines []*engine, timeout time.Duratio
 
 // engine runs one flow.
 type engine struct {
-	flow *Flow
+	flow *flow.Flow
 	opt  Options
 	sink Sink
 
-	src, tgt *rdkafka.Admin
+	src, tgt *rdkafka.Cluster // admin clients; readers and producers with the side's settings
 	copiers  []*rdkafka.Copier
 	parts    map[string][]*pstate // source topic -> partitions
 	remote   map[string]string    // source topic -> remote topic
@@ -219,10 +226,10 @@ func (e *engine) warnLimited(key, msg string) {
 func (e *engine) start(ctx context.Context) error {
 	f := e.flow
 	var err error
-	if e.src, err = rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin); err != nil {
+	if e.src, err = rdkafka.NewCluster(f.Source, f.SourceBootstrap, f.SourceAdmin, f.SourceConsumer, f.SourceProducer); err != nil {
 		return err
 	}
-	if e.tgt, err = rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin); err != nil {
+	if e.tgt, err = rdkafka.NewCluster(f.Target, f.TargetBootstrap, f.TargetAdmin, f.TargetConsumer, f.TargetProducer); err != nil {
 		return err
 	}
 	if f.EmitHeartbeats {
@@ -253,7 +260,8 @@ func (e *engine) start(ctx context.Context) error {
 			return err
 		}
 	}
-	cons, prod := f.CopierConfigs()
+	// MM2's replication consumer and an idempotent acks=all producer (pkg/flow owns both).
+	cons, prod := f.ReplicationConsumer(), f.ReplicationProducer()
 	n := f.Tasks
 	for i := 0; i < n; i++ {
 		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e)

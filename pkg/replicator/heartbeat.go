@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -25,7 +26,7 @@ type heartbeater struct {
 func newHeartbeater(ctx context.Context, e *engine) (*heartbeater, error) {
 	f := e.flow
 	topic := f.Policy.HeartbeatsTopic()
-	if _, err := ensureTopic(ctx, e.tgt, topic, 1, f.HeartbeatsRF, map[string]string{"cleanup.policy": "compact"}, "heartbeats.topic.replication.factor"); err != nil {
+	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: topic, Partitions: 1, RF: f.HeartbeatsRF, Configs: map[string]string{"cleanup.policy": "compact"}}, "heartbeats.topic.replication.factor"); err != nil {
 		return nil, err
 	}
 	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer)

@@ -10,13 +10,14 @@ import (
 
 	"github.com/kmmproject/kmm/e2e/testbed"
 	"github.com/kmmproject/kmm/e2e/testbed/replbed"
+	"github.com/kmmproject/kmm/pkg/flow"
+	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // flowFor is the bed's flow with config and ACL sync and heartbeats on.
-func flowFor(src, tgt testbed.Cluster, re string) *replicator.Flow {
+func flowFor(src, tgt testbed.Cluster, re string) *flow.Flow {
 	f := replbed.Flow(src, tgt, re)
 	f.SyncTopicConfigs, f.SyncConfigsInterval, f.SyncTopicACLs, f.SyncACLsInterval = true, 2*time.Second, true, 2*time.Second
 	f.EmitHeartbeats, f.HeartbeatInterval, f.HeartbeatsRF = true, 200*time.Millisecond, 1
@@ -100,7 +101,7 @@ func TestRealReplicate300k(t *testing.T) {
 		t.Fatalf("retention.ms on target = %q", v)
 	}
 	// Resume positions are MM2's: last replicated offset per source partition.
-	pos, err := replicator.ReadSourcePositions(context.Background(), bed.B.Admin(t), rdkafka.Config{"bootstrap.servers": bed.B.Bootstrap}, "mm2-offsets.A.internal", "A")
+	pos, err := mm2read.ReadSourcePositions(context.Background(), bed.B.Open(t), "mm2-offsets.A.internal", "A")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -35,7 +36,7 @@ func newSyncWriter(ctx context.Context, e *engine) (*syncWriter, error) {
 		admin, other, pcfg = e.tgt, f.SourceAlias, f.TargetProducer
 	}
 	topic := f.Policy.OffsetSyncsTopic(other)
-	if _, err := ensureTopic(ctx, admin, topic, 1, f.OffsetSyncsRF, map[string]string{"cleanup.policy": "compact"}, "offset-syncs.topic.replication.factor"); err != nil {
+	if _, err := cluster.EnsureTopic(ctx, admin, cluster.NewTopic{Name: topic, Partitions: 1, RF: f.OffsetSyncsRF, Configs: map[string]string{"cleanup.policy": "compact"}}, "offset-syncs.topic.replication.factor"); err != nil {
 		return nil, err
 	}
 	cfg := rdkafka.Config{}

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
-	"time"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -40,47 +40,6 @@ func newPState(src, remote string, part int32) *pstate {
 	ps.acked.Store(-1)
 	ps.srcEnd.Store(-1)
 	return ps
-}
-
-// ensureTopic creates a topic if it does not exist. It returns whether it created it.
-func ensureTopic(ctx context.Context, a *rdkafka.Admin, name string, partitions, rf int, configs map[string]string, rfKey string) (bool, error) {
-	ts, err := a.ListTopics(ctx)
-	if err != nil {
-		return false, err
-	}
-	if _, ok := ts[name]; ok {
-		return false, nil
-	}
-	res, err := a.CreateTopics(ctx, []rdkafka.NewTopic{{Name: name, Partitions: partitions, RF: rf, Configs: configs}})
-	if err != nil {
-		return false, err
-	}
-	if err := res[name]; err != nil && !rdkafka.ErrTopicExists(err) {
-		err = fmt.Errorf("%s: creating topic %s (replication factor %d): %w", a.Name(), name, rf, err)
-		if rfKey != "" {
-			err = kerr.WithHint(err, fmt.Sprintf("if the cluster has fewer brokers than %d, set %s (use -1 for the broker default)", rf, rfKey))
-		}
-		return false, err
-	}
-	return true, waitPartitions(ctx, a, name, partitions)
-}
-
-func waitPartitions(ctx context.Context, a *rdkafka.Admin, name string, n int) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ts, err := a.ListTopics(ctx)
-		if err == nil && ts[name].Partitions >= n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: topic %s did not show %d partitions within 30s (last error: %v)", a.Name(), name, n, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // syncableEntry applies MM2's entry filter for topic config sync: drop read-only, sensitive,
@@ -172,7 +131,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		if have >= n {
 			continue
 		}
-		if err := waitPartitions(ctx, e.tgt, remote, n); err != nil {
+		if err := cluster.WaitPartitions(ctx, e.tgt, remote, n); err != nil {
 			return started, err
 		}
 		e.partsMu.Lock()

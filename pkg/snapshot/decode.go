@@ -3,9 +3,8 @@ package snapshot
 import (
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
-	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 type heartbeat struct {
@@ -13,7 +12,7 @@ type heartbeat struct {
 	ts       time.Time
 }
 
-func decodeHeartbeat(r rdkafka.Record) (heartbeat, error) {
+func decodeHeartbeat(r cluster.Record) (heartbeat, error) {
 	hb, err := mm2wire.DecodeHeartbeat(r.Key, r.Value)
 	if err != nil {
 		return heartbeat{}, err
@@ -21,7 +20,7 @@ func decodeHeartbeat(r rdkafka.Record) (heartbeat, error) {
 	return heartbeat{src: hb.SourceClusterAlias, tgt: hb.TargetClusterAlias, ts: time.UnixMilli(hb.Timestamp)}, nil
 }
 
-func isSourcePosition(r rdkafka.Record, cluster string) bool {
+func isSourcePosition(r cluster.Record, cluster string) bool {
 	k, err := mm2wire.DecodeSourceOffsetKey(r.Key)
-	return err == nil && k.Connector == replicator.SourceConnectorName && k.Cluster == cluster
+	return err == nil && k.Connector == mm2wire.SourceConnectorName && k.Cluster == cluster
 }

@@ -1,6 +1,7 @@
-// Package snapshot fetches what read commands (lag, status) compute on: source offsets, the
-// resume positions stored on the target, heartbeat and progress ages, each cluster's
-// reachability. It reads only; it never writes to a cluster.
+// Package snapshot fetches what read commands (lag, status, translate-offsets) compute on: source
+// offsets, the resume positions stored on the target, heartbeat and progress ages, checkpoints,
+// group offsets, each cluster's reachability. It reads only, through the cluster seam
+// (pkg/cluster: the caller's Opener), and never writes to a cluster.
 package snapshot
 
 import (
@@ -10,37 +11,34 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/health"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/mm2read"
-	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // Lag reads, per flow, the selected source partitions' offsets and the positions stored on
 // the target, and the timestamps of the oldest unreplicated records.
-func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.PartitionLag, error) {
+func Lag(ctx context.Context, open cluster.Opener, flows []*flow.Flow, topics []string) ([]lag.PartitionLag, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	var ins []lag.PartitionInput
 	for _, f := range flows {
-		src, err := rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin)
+		src, err := open.Open(f, flow.Source)
 		if err != nil {
 			return nil, err
 		}
 		defer src.Close()
-		tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
+		tgt, err := open.Open(f, flow.Target)
 		if err != nil {
 			return nil, err
 		}
 		defer tgt.Close()
-		for _, a := range []struct {
-			adm        *rdkafka.Admin
-			alias, boo string
-		}{{src, f.Source, f.SourceBootstrap}, {tgt, f.Target, f.TargetBootstrap}} {
-			if _, err := a.adm.Ping(ctx, 10*time.Second); err != nil {
-				return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", a.alias, a.boo, err)),
+		for _, c := range []cluster.Cluster{src, tgt} {
+			if _, err := c.Ping(ctx, 10*time.Second); err != nil {
+				return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", c.Alias(), c.Bootstrap(), err)),
 					"check the cluster's bootstrap.servers and security settings (kmm config explain)")
 			}
 		}
@@ -48,31 +46,31 @@ func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.
 		if err != nil {
 			return nil, err
 		}
-		var tps []rdkafka.TP
+		var tps []cluster.TP
 		for t, info := range ts {
 			if !f.Selected(t) || (len(topics) > 0 && !slices.Contains(topics, t)) {
 				continue
 			}
 			for p := 0; p < info.Partitions; p++ {
-				tps = append(tps, rdkafka.TP{Topic: t, Partition: int32(p)})
+				tps = append(tps, cluster.TP{Topic: t, Partition: int32(p)})
 			}
 		}
 		if len(tps) == 0 {
 			continue
 		}
-		starts, err := src.ListOffsets(ctx, tps, rdkafka.Earliest)
+		starts, err := src.ListOffsets(ctx, tps, cluster.Earliest)
 		if err != nil {
 			return nil, err
 		}
-		ends, err := src.ListOffsets(ctx, tps, rdkafka.Latest)
+		ends, err := src.ListOffsets(ctx, tps, cluster.Latest)
 		if err != nil {
 			return nil, err
 		}
-		stored, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.SourceAlias)
+		stored, err := mm2read.ReadSourcePositions(ctx, tgt, f.OffsetsTopic, f.SourceAlias)
 		if err != nil {
 			return nil, err
 		}
-		need := map[rdkafka.TP]int64{}
+		need := map[cluster.TP]int64{}
 		var flowIns []lag.PartitionInput
 		for _, tp := range tps {
 			st, ok := stored[tp]
@@ -86,9 +84,9 @@ func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.
 			}
 			flowIns = append(flowIns, in)
 		}
-		oldest := oldestTimestamps(ctx, f, need)
+		oldest := oldestTimestamps(ctx, src, need)
 		for i := range flowIns {
-			flowIns[i].OldestUnreplicatedMs = oldest[rdkafka.TP{Topic: flowIns[i].Topic, Partition: flowIns[i].Partition}]
+			flowIns[i].OldestUnreplicatedMs = oldest[cluster.TP{Topic: flowIns[i].Topic, Partition: flowIns[i].Partition}]
 		}
 		ins = append(ins, flowIns...)
 	}
@@ -96,12 +94,12 @@ func Lag(ctx context.Context, flows []*replicator.Flow, topics []string) ([]lag.
 }
 
 // oldestTimestamps reads one record at each given offset and returns its timestamp.
-func oldestTimestamps(ctx context.Context, f *replicator.Flow, at map[rdkafka.TP]int64) map[rdkafka.TP]int64 {
-	out := map[rdkafka.TP]int64{}
+func oldestTimestamps(ctx context.Context, src cluster.Cluster, at map[cluster.TP]int64) map[cluster.TP]int64 {
+	out := map[cluster.TP]int64{}
 	if len(at) == 0 {
 		return out
 	}
-	c, err := rdkafka.NewConsumer("cluster "+f.Source, f.SourceConsumer)
+	c, err := src.NewReader()
 	if err != nil {
 		return out
 	}
@@ -116,7 +114,7 @@ func oldestTimestamps(ctx context.Context, f *replicator.Flow, at map[rdkafka.TP
 			return out
 		}
 		for _, r := range recs {
-			tp := rdkafka.TP{Topic: r.Topic, Partition: r.Partition}
+			tp := cluster.TP{Topic: r.Topic, Partition: r.Partition}
 			if _, seen := out[tp]; !seen {
 				out[tp] = r.Timestamp.UnixMilli()
 			}
@@ -127,37 +125,37 @@ func oldestTimestamps(ctx context.Context, f *replicator.Flow, at map[rdkafka.TP
 
 // Status collects the status of every flow. Unreachable clusters are recorded, not returned as
 // errors, so the report can say what the other side knows.
-func Status(ctx context.Context, flows []*replicator.Flow) []health.FlowStatus {
+func Status(ctx context.Context, open cluster.Opener, flows []*flow.Flow) []health.FlowStatus {
 	var out []health.FlowStatus
 	for _, f := range flows {
-		out = append(out, flowStatus(ctx, f))
+		out = append(out, flowStatus(ctx, open, f))
 	}
 	return out
 }
 
-func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
+func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow) health.FlowStatus {
 	st := health.FlowStatus{Flow: f.Name(), Source: f.Source, Target: f.Target, SourceBoot: f.SourceBootstrap, TargetBoot: f.TargetBootstrap,
 		Enabled: f.Enabled, Heartbeats: f.EmitHeartbeats, HeartbeatInterval: f.HeartbeatInterval, FlushInterval: f.OffsetFlushInterval,
 		Checkpoints: f.Enabled && f.EmitCheckpoints, GroupSync: f.Enabled && f.EmitCheckpoints && f.SyncGroupOffsets}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	open := func(alias string, cfg rdkafka.Config) (*rdkafka.Admin, error) {
-		a, err := rdkafka.NewAdmin("cluster "+alias, cfg)
+	open := func(side flow.Side) (cluster.Cluster, error) {
+		c, err := opener.Open(f, side)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := a.Ping(ctx, 10*time.Second); err != nil {
-			a.Close()
+		if _, err := c.Ping(ctx, 10*time.Second); err != nil {
+			c.Close()
 			return nil, err
 		}
-		return a, nil
+		return c, nil
 	}
-	src, serr := open(f.Source, f.SourceAdmin)
+	src, serr := open(flow.Source)
 	st.SourceErr = serr
 	if src != nil {
 		defer src.Close()
 	}
-	tgt, terr := open(f.Target, f.TargetAdmin)
+	tgt, terr := open(flow.Target)
 	st.TargetErr = terr
 	if tgt != nil {
 		defer tgt.Close()
@@ -193,7 +191,7 @@ func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
 				}
 			}
 		}
-		if rows, err := Lag(ctx, []*replicator.Flow{f}, nil); err == nil {
+		if rows, err := Lag(ctx, opener, []*flow.Flow{f}, nil); err == nil {
 			st.Lag = rows
 		}
 	}
@@ -202,8 +200,8 @@ func flowStatus(ctx context.Context, f *replicator.Flow) health.FlowStatus {
 
 // lastHeartbeat returns the timestamp of the newest heartbeat keyed (S,T) among the last
 // records of T's heartbeats topic.
-func lastHeartbeat(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) time.Time {
-	recs := tailRecords(ctx, tgt, f.TargetConsumer, f.Policy.HeartbeatsTopic(), 200)
+func lastHeartbeat(ctx context.Context, tgt cluster.Cluster, f *flow.Flow) time.Time {
+	recs := tailRecords(ctx, tgt, f.Policy.HeartbeatsTopic(), 200)
 	var newest time.Time
 	for _, r := range recs {
 		hb, err := decodeHeartbeat(r)
@@ -216,12 +214,12 @@ func lastHeartbeat(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) 
 
 // lastProgress returns the newest resume-position record time for this source on T and how
 // many partitions have a stored position.
-func lastProgress(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) (time.Time, int) {
-	pos, err := replicator.ReadSourcePositions(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, f.SourceAlias)
+func lastProgress(ctx context.Context, tgt cluster.Cluster, f *flow.Flow) (time.Time, int) {
+	pos, err := mm2read.ReadSourcePositions(ctx, tgt, f.OffsetsTopic, f.SourceAlias)
 	if err != nil {
 		return time.Time{}, 0
 	}
-	recs := tailRecords(ctx, tgt, f.TargetConsumer, f.OffsetsTopic, 50)
+	recs := tailRecords(ctx, tgt, f.OffsetsTopic, 50)
 	var newest time.Time
 	for _, r := range recs {
 		if isSourcePosition(r, f.SourceAlias) && r.Timestamp.After(newest) {
@@ -232,21 +230,21 @@ func lastProgress(ctx context.Context, tgt *rdkafka.Admin, f *replicator.Flow) (
 }
 
 // tailRecords reads up to n last records of every partition of topic.
-func tailRecords(ctx context.Context, a *rdkafka.Admin, cfg rdkafka.Config, topic string, n int64) []rdkafka.Record {
+func tailRecords(ctx context.Context, a cluster.Cluster, topic string, n int64) []cluster.Record {
 	ts, err := a.ListTopics(ctx)
 	if err != nil || ts[topic].Partitions == 0 {
 		return nil
 	}
-	var tps []rdkafka.TP
+	var tps []cluster.TP
 	for p := 0; p < ts[topic].Partitions; p++ {
-		tps = append(tps, rdkafka.TP{Topic: topic, Partition: int32(p)})
+		tps = append(tps, cluster.TP{Topic: topic, Partition: int32(p)})
 	}
-	starts, err1 := a.ListOffsets(ctx, tps, rdkafka.Earliest)
-	ends, err2 := a.ListOffsets(ctx, tps, rdkafka.Latest)
+	starts, err1 := a.ListOffsets(ctx, tps, cluster.Earliest)
+	ends, err2 := a.ListOffsets(ctx, tps, cluster.Latest)
 	if err1 != nil || err2 != nil {
 		return nil
 	}
-	at := map[rdkafka.TP]int64{}
+	at := map[cluster.TP]int64{}
 	want := 0
 	for _, tp := range tps {
 		if ends[tp].Offset > starts[tp].Offset {
@@ -257,7 +255,7 @@ func tailRecords(ctx context.Context, a *rdkafka.Admin, cfg rdkafka.Config, topi
 	if len(at) == 0 {
 		return nil
 	}
-	c, err := rdkafka.NewConsumer(a.Name(), cfg)
+	c, err := a.NewReader()
 	if err != nil {
 		return nil
 	}
@@ -265,7 +263,7 @@ func tailRecords(ctx context.Context, a *rdkafka.Admin, cfg rdkafka.Config, topi
 	if err := c.Assign(at); err != nil {
 		return nil
 	}
-	var out []rdkafka.Record
+	var out []cluster.Record
 	deadline := time.Now().Add(10 * time.Second)
 	for len(out) < want && time.Now().Before(deadline) {
 		recs, err := c.Poll(ctx, 5000, 300*time.Millisecond)
@@ -282,9 +280,9 @@ func tailRecords(ctx context.Context, a *rdkafka.Admin, cfg rdkafka.Config, topi
 
 // groupStatus reads the checkpoints on T and, when S is reachable, whether each group has
 // committed past them; with group sync on, whether the group is active on T.
-func groupStatus(ctx context.Context, src, tgt *rdkafka.Admin, f *replicator.Flow) []health.GroupStatus {
+func groupStatus(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) []health.GroupStatus {
 	store := checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.SourceAlias), store, f.GroupFilter); err != nil {
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.Policy.CheckpointsTopic(f.SourceAlias), store, f.GroupFilter); err != nil {
 		return nil
 	}
 	var out []health.GroupStatus

@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
-	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // TranslateInput reads checkpoints, topics, end offsets and group states from T, and the offset
 // mapping and live group offsets from S when it is reachable (srcErr says why not).
-func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.TranslateInput, srcErr error, err error) {
-	in = checkpoint.TranslateInput{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, Now: time.Now()}
-	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
+func TranslateInput(ctx context.Context, open cluster.Opener, f *flow.Flow, now time.Time) (in checkpoint.TranslateInput, srcErr error, err error) {
+	in = checkpoint.TranslateInput{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, Now: now}
+	tgt, err := open.Open(f, flow.Target)
 	if err != nil {
 		return in, nil, err
 	}
@@ -30,7 +30,7 @@ func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.Tran
 			"translate-offsets needs the target cluster; check its bootstrap.servers and security settings")
 	}
 	in.Checkpoints = checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.TargetConsumer, f.Policy.CheckpointsTopic(f.SourceAlias), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.Policy.CheckpointsTopic(f.SourceAlias), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 		return in, nil, err
 	}
 	topics, err := tgt.ListTopics(ctx)
@@ -41,12 +41,12 @@ func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.Tran
 	for t := range topics {
 		in.TargetTopics[t] = true
 	}
-	var tps []rdkafka.TP
-	seen := map[rdkafka.TP]bool{}
+	var tps []cluster.TP
+	seen := map[cluster.TP]bool{}
 	groups := in.Checkpoints.Groups()
 	for _, g := range groups {
 		for _, e := range in.Checkpoints.Entries(g) {
-			tp := rdkafka.TP{Topic: e.Topic, Partition: e.Partition}
+			tp := cluster.TP{Topic: e.Topic, Partition: e.Partition}
 			if !seen[tp] && topics[e.Topic].Partitions > int(e.Partition) {
 				seen[tp] = true
 				tps = append(tps, tp)
@@ -54,7 +54,7 @@ func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.Tran
 		}
 	}
 	if len(tps) > 0 {
-		if ends, err := tgt.ListOffsets(ctx, tps, rdkafka.Latest); err == nil {
+		if ends, err := tgt.ListOffsets(ctx, tps, cluster.Latest); err == nil {
 			in.TargetEnds = map[checkpoint.TP]int64{}
 			for tp, r := range ends {
 				in.TargetEnds[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = r.Offset
@@ -63,21 +63,23 @@ func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.Tran
 	}
 
 	// The source: offset mapping (when the syncs live there) and live group offsets.
-	src, srcErr := rdkafka.NewAdmin("cluster "+f.Source, f.SourceAdmin)
+	src, srcErr := open.Open(f, flow.Source)
 	if srcErr == nil {
-		defer src.Close()
 		if _, err := src.Ping(ctx, 5*time.Second); err != nil {
 			srcErr = err
+			src.Close()
 			src = nil
+		} else {
+			defer src.Close()
 		}
 	}
-	syncAdmin, syncCfg, other := src, f.SourceConsumer, f.TargetAlias
+	syncCluster, other := src, f.TargetAlias
 	if f.OffsetSyncsOnTarget {
-		syncAdmin, syncCfg, other = tgt, f.TargetConsumer, f.SourceAlias
+		syncCluster, other = tgt, f.SourceAlias
 	}
-	if syncAdmin != nil {
+	if syncCluster != nil {
 		m := offsetsync.NewStore(offsetsync.Options{})
-		if _, err := mm2read.LoadOffsetSyncs(ctx, syncAdmin, syncCfg, f.Policy.OffsetSyncsTopic(other), m); err == nil || errors.Is(err, mm2read.ErrNoTopic) {
+		if _, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), m); err == nil || errors.Is(err, mm2read.ErrNoTopic) {
 			m.MarkLoaded()
 			in.Mapping = m
 		}
@@ -125,8 +127,8 @@ func TranslateInput(ctx context.Context, f *replicator.Flow) (in checkpoint.Tran
 // GroupLag collects, for the given groups of flow f, what `kmm lag --group` shows: committed
 // offsets on S, translated offsets on T (checkpoints or mapping), and the partitions' offsets
 // on both sides. parts are the replication rows already collected for f.
-func GroupLag(ctx context.Context, f *replicator.Flow, groups []string, parts []lag.PartitionLag) ([]lag.GroupInput, error) {
-	in, _, err := TranslateInput(ctx, f)
+func GroupLag(ctx context.Context, open cluster.Opener, f *flow.Flow, groups []string, parts []lag.PartitionLag, now time.Time) ([]lag.GroupInput, error) {
+	in, _, err := TranslateInput(ctx, open, f, now)
 	if err != nil {
 		return nil, err
 	}

@@ -1,18 +1,17 @@
 package main
 
-// The ceiling: what the same librdkafka clients, with the settings kmm's Copier uses, manage when
-// they only consume from A or only produce to B. This package imports confluent-kafka-go directly
-// (the only one outside pkg/rdkafka): it is a measuring tool, not part of kmm, and it must
-// reproduce the Copier's per-record path exactly (Poll one *kafka.Message at a time; Produce with
-// an Opaque slot, delivery reports drained from Events() with go.delivery.report.fields=none),
-// which pkg/rdkafka's convenience wrappers do not expose.
+// The ceiling: what the same librdkafka clients, with the settings kmm's Copier uses
+// (rdkafka.CopierSettings over the flow's replication client settings, both from kmm's own
+// code), manage when they only consume from A or only produce to B. This package imports
+// confluent-kafka-go directly (the only one outside pkg/rdkafka): it is a measuring tool, not part
+// of kmm, and it must reproduce the Copier's per-record path exactly (Poll one *kafka.Message at
+// a time; Produce with an Opaque slot, delivery reports drained from Events() with
+// go.delivery.report.fields=none), which pkg/rdkafka's convenience wrappers do not expose.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,43 +20,6 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
-
-// copierConsumerExtras and copierProducerExtras are what rdkafka.NewCopier adds to the flow's
-// settings (pkg/rdkafka/copier.go), plus its failFast defaults.
-var (
-	copierConsumerExtras = map[string]string{"enable.auto.commit": "false", "enable.auto.offset.store": "false",
-		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10",
-		"socket.connection.setup.timeout.ms": "5000", "reconnect.backoff.max.ms": "2000"}
-	copierProducerExtras = map[string]string{"go.delivery.report.fields": "none",
-		"socket.connection.setup.timeout.ms": "5000", "reconnect.backoff.max.ms": "2000"}
-)
-
-func kafkaConfig(base rdkafka.Config, extras map[string]string) *kafka.ConfigMap {
-	m := kafka.ConfigMap{}
-	for k, v := range base {
-		m[k] = typedValue(k, v)
-	}
-	for k, v := range extras {
-		if _, ok := m[k]; !ok {
-			m[k] = typedValue(k, v)
-		}
-	}
-	return &m
-}
-
-// typedValue converts the Go client's own "go.*" properties, as pkg/rdkafka does.
-func typedValue(k, v string) kafka.ConfigValue {
-	if !strings.HasPrefix(k, "go.") {
-		return v
-	}
-	if b, err := strconv.ParseBool(v); err == nil {
-		return b
-	}
-	if n, err := strconv.Atoi(v); err == nil {
-		return n
-	}
-	return v
-}
 
 // spread assigns partitions round robin to n pipelines, as the replicator engine does.
 func spread(parts, n int) [][]int32 {
@@ -98,11 +60,8 @@ func ceilingConsume(ctx context.Context, cons rdkafka.Config, topic string, end 
 		wg.Add(1)
 		go func(i int, parts []int32) {
 			defer wg.Done()
-			extras := map[string]string{"group.id": fmt.Sprintf("bench-ceiling-%d", i)}
-			for k, v := range copierConsumerExtras {
-				extras[k] = v
-			}
-			c, err := kafka.NewConsumer(kafkaConfig(cons, extras))
+			settings, _ := rdkafka.CopierSettings(fmt.Sprintf("bench-ceiling-%d", i), cons, nil)
+			c, err := kafka.NewConsumer(rdkafka.KafkaConfigMap(settings))
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -110,6 +69,10 @@ func ceilingConsume(ctx context.Context, cons rdkafka.Config, topic string, end 
 				return
 			}
 			defer c.Close()
+			go func() {
+				for range c.Logs() { // go.logs.channel.enable, as the Copier has it
+				}
+			}()
 			var tps []kafka.TopicPartition
 			remaining := 0
 			for _, p := range parts {
@@ -162,13 +125,7 @@ func ceilingConsume(ctx context.Context, cons rdkafka.Config, topic string, end 
 		}(i, parts)
 	}
 	wg.Wait()
-	settings := map[string]string{}
-	for k, v := range cons {
-		settings[k] = v
-	}
-	for k, v := range copierConsumerExtras {
-		settings[k] = v
-	}
+	settings, _ := rdkafka.CopierSettings("bench-ceiling-0", cons, nil)
 	return ceilingResult{Records: records.Load(), Bytes: bytes.Load(), First: first, Last: last, CPU: selfCPU() - cpu0,
 		Err: errors.Join(errs...), Settings: settings}
 }
@@ -225,7 +182,8 @@ func ceilingProduce(ctx context.Context, prod rdkafka.Config, topic string, w wo
 		wg.Add(1)
 		go func(parts []int32) {
 			defer wg.Done()
-			p, err := kafka.NewProducer(kafkaConfig(prod, copierProducerExtras))
+			_, settings := rdkafka.CopierSettings("bench-ceiling", nil, prod)
+			p, err := kafka.NewProducer(rdkafka.KafkaConfigMap(settings))
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -233,6 +191,10 @@ func ceilingProduce(ctx context.Context, prod rdkafka.Config, topic string, w wo
 				return
 			}
 			defer p.Close()
+			go func() {
+				for range p.Logs() { // go.logs.channel.enable, as the Copier has it
+				}
+			}()
 			var total int64
 			for _, part := range parts {
 				total += perPart[part]
@@ -324,13 +286,7 @@ func ceilingProduce(ctx context.Context, prod rdkafka.Config, topic string, w wo
 		}(parts)
 	}
 	wg.Wait()
-	settings := map[string]string{}
-	for k, v := range prod {
-		settings[k] = v
-	}
-	for k, v := range copierProducerExtras {
-		settings[k] = v
-	}
+	_, settings := rdkafka.CopierSettings("bench-ceiling", nil, prod)
 	return ceilingResult{Records: acked.Load(), Bytes: bytes.Load(), First: first, Last: last, CPU: selfCPU() - cpu0,
 		Err: errors.Join(errs...), Settings: settings}
 }
@@ -345,7 +301,11 @@ type asyncProducer struct {
 }
 
 func newAsyncProducer(cfg rdkafka.Config) (*asyncProducer, error) {
-	p, err := kafka.NewProducer(kafkaConfig(cfg, map[string]string{"go.delivery.report.fields": "none"}))
+	settings := rdkafka.Config{"go.delivery.report.fields": "none"}
+	for k, v := range cfg {
+		settings[k] = v
+	}
+	p, err := kafka.NewProducer(rdkafka.KafkaConfigMap(settings))
 	if err != nil {
 		return nil, err
 	}

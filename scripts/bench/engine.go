@@ -5,7 +5,7 @@ package main
 //   - a Go CPU profile can be taken (BENCH_CPUPROFILE=file.pprof; `go tool pprof`), and
 //   - librdkafka settings the MM2 file cannot express can be tried before changing kmm:
 //     BENCH_ENGINE_CONSUMER / BENCH_ENGINE_PRODUCER = "name=value,name=value" are applied on
-//     top of what flowconf resolves (e.g. queued.max.messages.kbytes=16384).
+//     top of what pkg/flow resolves (e.g. queued.max.messages.kbytes=16384).
 // It prints one line per workload: records/s, CPU-s/GB and the growth of this process's peak RSS
 // during the run (VmHWM is reset through /proc/self/clear_refs first).
 
@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/mm2conf"
-	"github.com/kmmproject/kmm/pkg/flowconf"
+	"github.com/kmmproject/kmm/pkg/flow"
 	kmmreplicator "github.com/kmmproject/kmm/pkg/replicator"
 )
 
@@ -50,7 +50,7 @@ func runEngine(ctx context.Context, cfg *config, ws []*workload) int {
 			logf("%v", err)
 			return 1
 		}
-		flows, err := flowconf.Replicator(mc)
+		flows, err := flow.FromMM2(mc)
 		if err != nil {
 			logf("%v", err)
 			return 1
@@ -134,7 +134,7 @@ func startEngine(cfg *config, name, props, logDir string) (*replicator, error) {
 	if err != nil {
 		return nil, err
 	}
-	flows, err := flowconf.Replicator(mc)
+	flows, err := flow.FromMM2(mc)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/mm2conf"
-	"github.com/kmmproject/kmm/pkg/flowconf"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -169,9 +169,9 @@ func loadConfig() *config {
 	return c
 }
 
-// kmmClientSettings resolves, with kmm's own code (mm2conf + flowconf), the librdkafka settings
-// `kmm replicate` gives its source consumer and target producer for the benchmark's file, and
-// adds what replicator.engine and rdkafka.Copier add, so the ceiling uses the same clients.
+// kmmClientSettings resolves, with kmm's own code (mm2conf + pkg/flow), the librdkafka settings
+// `kmm replicate` gives its pipelines' source consumer and target producer for the benchmark's
+// file; the ceiling adds the Copier's own with rdkafka.CopierSettings, so it uses the same clients.
 func kmmClientSettings(cfg *config) (rdkafka.Config, rdkafka.Config, error) {
 	file := filepath.Join(cfg.LogDir, "ceiling.properties")
 	text := mm2Props(cfg, propsSpec{Target: "B", TargetBootstrap: cfg.B, Topic: "bench-" + cfg.ID + "-ceiling", RunName: "bench-" + cfg.ID + "-ceiling",
@@ -183,25 +183,14 @@ func kmmClientSettings(cfg *config) (rdkafka.Config, rdkafka.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	flows, err := flowconf.Replicator(mc)
+	flows, err := flow.FromMM2(mc)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, f := range flows {
-		if f.Name() != "A->B" || !f.Enabled {
-			continue
+		if f.Name() == "A->B" && f.Enabled {
+			return f.ReplicationConsumer(), f.ReplicationProducer(), nil
 		}
-		cons := rdkafka.Config{"auto.offset.reset": "earliest"}
-		for k, v := range f.SourceConsumer {
-			cons[k] = v
-		}
-		prod := rdkafka.Config{}
-		for k, v := range f.TargetProducer {
-			prod[k] = v
-		}
-		prod["enable.idempotence"] = "true"
-		prod["acks"] = "all"
-		return cons, prod, nil
 	}
 	return nil, nil, fmt.Errorf("no enabled flow A->B in %s", file)
 }

@@ -11,20 +11,20 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/policy"
-	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // Flow builds a flow src->tgt replicating the topics matching re (Go regex, full match), with
 // the default replication policy and fast intervals.
-func Flow(src, tgt testbed.Cluster, re string) *replicator.Flow {
+func Flow(src, tgt testbed.Cluster, re string) *flow.Flow {
 	rx := regexp.MustCompile("^(?:" + re + ")$")
-	cfg := func(c testbed.Cluster) rdkafka.Config { return rdkafka.Config{"bootstrap.servers": c.Bootstrap} }
-	return &replicator.Flow{
+	cfg := func(c testbed.Cluster) map[string]string { return map[string]string{"bootstrap.servers": c.Bootstrap} }
+	return &flow.Flow{
 		Source: src.Name, Target: tgt.Name, SourceBootstrap: src.Bootstrap, TargetBootstrap: tgt.Bootstrap, Enabled: true,
 		SourceConsumer: cfg(src), SourceAdmin: cfg(src), SourceProducer: cfg(src),
-		TargetProducer: rdkafka.Config{"bootstrap.servers": tgt.Bootstrap, "enable.idempotence": "true", "acks": "all", "linger.ms": "5"},
+		TargetProducer: map[string]string{"bootstrap.servers": tgt.Bootstrap, "enable.idempotence": "true", "acks": "all", "linger.ms": "5"},
 		TargetAdmin:    cfg(tgt), TargetConsumer: cfg(tgt),
 		Policy: policy.NewDefault(".", false, true), TopicFilter: rx.MatchString, HeartbeatsReplication: true,
 		ReplicationFactor: 1, RefreshTopics: true, RefreshTopicsInterval: time.Second,
@@ -41,10 +41,15 @@ type Running struct {
 	events []replicator.Event
 }
 
-// Start runs flows until Stop (or the end of the test) and waits until every flow started; a
-// start-up error fails the test at once.
-func Start(t *testing.T, flows ...*replicator.Flow) *Running {
+// Start validates flows (filling what the test left unset), runs them until Stop (or the end of
+// the test) and waits until every flow started; a start-up error fails the test at once.
+func Start(t *testing.T, flows ...*flow.Flow) *Running {
 	t.Helper()
+	for _, f := range flows {
+		if err := f.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Running{cancel: cancel, done: make(chan error, 1)}
 	go func() {

@@ -45,6 +45,9 @@ type Paths struct {
 // the environment says KMM_REQUIRE_TOOLS=1 (as CI does), in which case the test fails.
 func RequireTool(t testing.TB, name string) string {
 	t.Helper()
+	if testing.Short() && os.Getenv("KMM_REQUIRE_TOOLS") != "1" {
+		t.Skipf("-short (make unit): tests that need %s run in make test", name)
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("KMM_REQUIRE_TOOLS") == "1" {

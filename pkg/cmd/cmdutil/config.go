@@ -1,18 +1,20 @@
-// Package cmdutil holds what several kmm subcommands share: the MM2 file flags (both of MM2's
-// command-line forms, and the seed tutorial's MM1-style flags) and loading the file with its
-// diagnostics printed to stderr. It must not talk to Kafka.
+// Package cmdutil holds what several kmm subcommands share: the Factory that hands them their
+// dependencies, the MM2 file flags (both of MM2's command-line forms, and the seed tutorial's
+// MM1-style flags), loading the file with its diagnostics printed to stderr, flow selection
+// flags, and the user contract of commands that change clusters (plan, --dry-run, confirmation,
+// report). It never opens a Kafka client itself: clusters come from the Factory's Opener.
 package cmdutil
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/mm2conf"
-	"github.com/kmmproject/kmm/pkg/flowconf"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/kerr"
-	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
 // ConfigFlags are the flags that select and complete an MM2 configuration.
@@ -60,7 +62,7 @@ func LoadOptions(c *cli.Context) (mm2conf.LoadOptions, error) {
 func Load(opts mm2conf.LoadOptions, errOut io.Writer) (*mm2conf.Config, error) {
 	cfg, err := mm2conf.Load(opts)
 	if cfg != nil && len(cfg.Diagnostics) > 0 {
-		_ = mm2conf.RenderDiagnosticsText(errOut, cfg.Diagnostics)
+		_ = RenderDiagnostics(errOut, cfg.Diagnostics)
 	}
 	if err != nil {
 		n := 0
@@ -95,26 +97,41 @@ func Output(c *cli.Context, choices ...string) (string, error) {
 	return "", kerr.New(kerr.Usage, "-o must be %s, not %q", strings.Join(choices, " or "), o)
 }
 
-// LoadFlows reads the file named by the command line, prints its diagnostics, and returns the
-// configuration with its flows converted and validated for the engines (heartbeats-only flows
-// included; callers filter).
-func LoadFlows(c *cli.Context, errOut io.Writer) (*mm2conf.Config, []*replicator.Flow, error) {
+// LoadFlows reads the file named by the command line with the factory (see Factory.Flows).
+func LoadFlows(c *cli.Context, f *Factory) (*mm2conf.Config, []*flow.Flow, error) {
 	opts, err := LoadOptions(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := Load(opts, errOut)
-	if err != nil {
-		return nil, nil, err
+	return f.Flows(opts)
+}
+
+// FlowFlags are --flow S->T and, with sourceTarget, its aliases --source and --target.
+func FlowFlags(sourceTarget bool) []cli.Flag {
+	fl := []cli.Flag{&cli.StringFlag{Name: "flow", Usage: "the flow S->T (quote it in a shell: --flow 'A->B'; default: the only enabled flow)"}}
+	if sourceTarget {
+		fl = append(fl, &cli.StringFlag{Name: "source", Usage: "source cluster alias (with --target: another way to name the flow)"},
+			&cli.StringFlag{Name: "target", Usage: "target cluster alias"})
 	}
-	flows, err := flowconf.Replicator(cfg)
-	if err != nil {
-		return nil, nil, kerr.Wrap(kerr.Usage, err)
-	}
-	for _, f := range flows {
-		if err := f.Validate(); err != nil {
-			return nil, nil, kerr.Wrap(kerr.Usage, err)
+	return fl
+}
+
+// FlowSelector reads the flow flags.
+func FlowSelector(c *cli.Context) flow.Selector {
+	return flow.Selector{Flow: c.String("flow"), Source: c.String("source"), Target: c.String("target")}
+}
+
+// RenderDiagnostics writes diagnostics as "file:line: severity: msg" lines with "  hint: ..."
+// lines (for stderr).
+func RenderDiagnostics(w io.Writer, ds mm2conf.Diagnostics) error {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+		if d.Hint != "" {
+			fmt.Fprintf(&b, "  hint: %s\n", d.Hint)
 		}
 	}
-	return cfg, flows, nil
+	_, err := io.WriteString(w, b.String())
+	return err
 }

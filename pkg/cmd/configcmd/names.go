@@ -6,28 +6,44 @@ import (
 	"sort"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
-	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
-// explainNames answers --topic, --group and --topics: mm2conf decides, this renders.
-func explainNames(c *cli.Context, io *iostreams.IOStreams, cfg *mm2conf.Config, loadErr error, asJSON bool) error {
-	flows, err := cfg.ExplainFlows(c.String("flow"))
+// runExplainNames answers --topic, --group and --topics: mm2conf decides, this renders.
+func runExplainNames(o *ExplainOptions, fac *cmdutil.Factory, cfg *mm2conf.Config, loadErr error) error {
+	io := fac.IO
+	flows, err := cfg.ExplainFlows(o.Flow)
 	if err != nil {
 		return kerr.Wrap(kerr.Usage, err)
 	}
-	items := mm2conf.TopicVerdicts(flows, c.StringSlice("topic"))
-	if c.Bool("topics") {
+	items := mm2conf.TopicVerdicts(flows, o.Topics)
+	if o.AllTopics {
 		if loadErr != nil {
 			return loadErr // nothing talks to a cluster with a broken configuration
 		}
+		resolved, err := flow.FromMM2(cfg)
+		if err != nil {
+			return kerr.Wrap(kerr.Usage, err)
+		}
+		byName := map[string]*flow.Flow{}
+		for _, rf := range resolved {
+			byName[rf.Name()] = rf
+		}
+		ctx := o.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
 		for _, f := range flows {
-			names, err := sourceTopics(c.Context, f)
+			rf := byName[f.Name()]
+			if rf == nil {
+				return kerr.New(kerr.Usage, "flow %s is not resolved", f.Name())
+			}
+			names, err := sourceTopics(ctx, fac, rf)
 			if err != nil {
 				return err
 			}
@@ -42,9 +58,9 @@ func explainNames(c *cli.Context, io *iostreams.IOStreams, cfg *mm2conf.Config, 
 			items = append(items, vs...)
 		}
 	}
-	items = append(items, mm2conf.GroupVerdicts(flows, c.StringSlice("group"))...)
-	if asJSON {
-		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "config-explain-names", GeneratedAt: time.Now().UTC(), Items: nonNilVerdicts(items)})
+	items = append(items, mm2conf.GroupVerdicts(flows, o.Groups)...)
+	if o.Output == "json" {
+		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "config-explain-names", GeneratedAt: fac.Clock().UTC(), Items: nonNilVerdicts(items)})
 	} else {
 		err = renderVerdicts(io, items)
 	}
@@ -81,28 +97,21 @@ func renderVerdicts(io *iostreams.IOStreams, items []mm2conf.NameVerdict) error 
 	return output.Table(io.Out, []string{"NAME", "KIND", "FLOW", "DOES", "ON TARGET", "WHY"}, rows)
 }
 
-// sourceTopics lists the topics of a flow's source cluster (internal ones included).
-func sourceTopics(ctx context.Context, f *mm2conf.Flow) ([]string, error) {
-	cc := f.ClientConfig(mm2conf.RoleSourceAdmin)
-	if cc == nil {
-		return nil, kerr.New(kerr.Usage, "flow %s has no source admin client", f.Name())
-	}
-	cfg := rdkafka.Config{}
-	for k, v := range cc.Librdkafka.Config {
-		cfg[k] = v
-	}
-	adm, err := rdkafka.NewAdmin("cluster "+f.Source, cfg)
+// sourceTopics lists the topics of a flow's source cluster (internal ones included), through
+// the factory's cluster opener.
+func sourceTopics(ctx context.Context, fac *cmdutil.Factory, f *flow.Flow) ([]string, error) {
+	src, err := fac.Clusters.Open(f, flow.Source)
 	if err != nil {
 		return nil, err
 	}
-	defer adm.Close()
+	defer src.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := adm.Ping(ctx, 10*time.Second); err != nil {
-		return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Source, cfg["bootstrap.servers"], err)),
+	if _, err := src.Ping(ctx, 10*time.Second); err != nil {
+		return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Source, f.SourceBootstrap, err)),
 			"check the cluster's bootstrap.servers and security settings (kmm config explain FILE --section source-admin)")
 	}
-	ts, err := adm.ListTopics(ctx)
+	ts, err := src.ListTopics(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@
 package lagcmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,63 +14,89 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/output"
-	"github.com/kmmproject/kmm/pkg/replicator"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
+// Options are the flags and arguments of `kmm lag`.
+type Options struct {
+	File       mm2conf.LoadOptions
+	Flow       flow.Selector
+	Output     string
+	Topics     []string
+	Groups     []string
+	Thresholds lag.Thresholds
+	Watch      bool
+	Interval   time.Duration
+}
+
 // Command returns `kmm lag`.
-func Command(io *iostreams.IOStreams) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "lag",
 		Usage:     "show replication lag per partition (records and time); thresholds make it a check",
 		ArgsUsage: "mirror-maker.properties",
-		Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
-			&cli.StringFlag{Name: "flow", Usage: "only this flow, e.g. A->B"},
+		Description: `Per source partition of every enabled flow: records not yet on the target and the age of the
+oldest of them, from the source offsets and the resume positions stored on the target. With
+--group, each group's lag on both sides and what a failover now would cost. --max-lag and
+--max-lag-time exit 3 when exceeded.
+
+Examples:
+   kmm lag mirror-maker.properties
+   kmm lag mirror-maker.properties --flow 'A->B' --max-lag 10000 --max-lag-time 1m
+   kmm lag mirror-maker.properties --group billing -o json
+   kmm lag mirror-maker.properties --watch --interval 2s`,
+		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
 			&cli.StringSliceFlag{Name: "topic", Usage: "only these source topics"},
 			&cli.StringSliceFlag{Name: "group", Usage: "also show these consumer groups: lag on both sides and what a failover now would cost"},
 			&cli.Int64Flag{Name: "max-lag", Usage: "exit 3 when a partition is more than N records behind"},
 			&cli.DurationFlag{Name: "max-lag-time", Usage: "exit 3 when a partition's oldest unreplicated record is older than D"},
 			&cli.BoolFlag{Name: "watch", Usage: "repeat every --interval (redraw on a terminal, NDJSON otherwise)"},
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "refresh interval of --watch"},
-		),
-		Action: func(c *cli.Context) error { return run(c, io) },
+		)...),
+		Action: func(c *cli.Context) error {
+			out, err := cmdutil.Output(c, "table", "json")
+			if err != nil {
+				return err
+			}
+			file, err := cmdutil.LoadOptions(c)
+			if err != nil {
+				return err
+			}
+			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Topics: c.StringSlice("topic"),
+				Groups: c.StringSlice("group"), Thresholds: lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")},
+				Watch: c.Bool("watch"), Interval: c.Duration("interval")}, f)
+		},
 	}
 }
 
-func run(c *cli.Context, io *iostreams.IOStreams) error {
-	out, err := cmdutil.Output(c, "table", "json")
+// Run runs `kmm lag`.
+func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	io := fac.IO
+	_, all, err := fac.Flows(o.File)
 	if err != nil {
 		return err
 	}
-	_, all, err := cmdutil.LoadFlows(c, io.ErrOut)
+	flows, err := flow.All(all, o.Flow, true)
 	if err != nil {
 		return err
 	}
-	var flows []*replicator.Flow
-	for _, f := range all {
-		if f.Enabled && (c.String("flow") == "" || f.Name() == c.String("flow")) {
-			flows = append(flows, f)
-		}
-	}
-	if len(flows) == 0 {
-		return kerr.New(kerr.Usage, "no enabled flow matches --flow %q", c.String("flow"))
-	}
-	th := lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")}
-	topics := c.StringSlice("topic")
+	th, topics := o.Thresholds, o.Topics
 	for {
-		rows, err := snapshot.Lag(c.Context, flows, topics)
+		rows, err := snapshot.Lag(ctx, fac.Clusters, flows, topics)
 		if err != nil {
 			return err
 		}
 		var groups []lag.GroupLag
-		if gs := c.StringSlice("group"); len(gs) > 0 {
+		if gs := o.Groups; len(gs) > 0 {
 			for _, f := range flows {
-				ins, err := snapshot.GroupLag(c.Context, f, gs, rows)
+				ins, err := snapshot.GroupLag(ctx, fac.Clusters, f, gs, rows, fac.Clock())
 				if err != nil {
 					return err
 				}
@@ -80,10 +107,10 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 			}
 		}
 		viol := lag.Violations(rows, th)
-		if err := render(io, out, rows, groups, c.Bool("watch"), th, time.Now()); err != nil {
+		if err := render(io, o.Output, rows, groups, o.Watch, th, fac.Clock()); err != nil {
 			return err
 		}
-		if !c.Bool("watch") {
+		if !o.Watch {
 			if len(viol) > 0 {
 				return kerr.New(kerr.CheckFailed, "replication lag over threshold:\n  %s", strings.Join(viol, "\n  "))
 			}
@@ -93,9 +120,9 @@ func run(c *cli.Context, io *iostreams.IOStreams) error {
 			fmt.Fprintf(io.ErrOut, "kmm: over threshold: %s\n", v)
 		}
 		select {
-		case <-c.Context.Done():
+		case <-ctx.Done():
 			return nil
-		case <-time.After(c.Duration("interval")):
+		case <-time.After(o.Interval):
 		}
 	}
 }

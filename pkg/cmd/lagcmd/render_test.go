@@ -6,7 +6,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/lag"
-	"github.com/kmmproject/kmm/pkg/output"
+	"github.com/kmmproject/kmm/pkg/output/goldentest"
 )
 
 func TestRenderGolden(t *testing.T) {
@@ -34,6 +34,6 @@ func TestRenderGolden(t *testing.T) {
 		if err := render(io, c.out, rows, groups, false, th, now); err != nil {
 			t.Fatal(err)
 		}
-		output.Golden(t, c.name, out.Bytes())
+		goldentest.Golden(t, c.name, out.Bytes())
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -15,17 +14,30 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/buildinfo"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/httpapi/replsource"
-	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
+// Options are the flags and arguments of `kmm replicate`.
+type Options struct {
+	File              mm2conf.LoadOptions
+	Output            string // text or json
+	ShutdownTimeout   time.Duration
+	ProgressInterval  time.Duration
+	Listen            string
+	ListenAllowRemote bool
+	Force             bool
+	// Signals delivers SIGINT/SIGTERM; nil subscribes to the process's (tests send their own).
+	Signals <-chan os.Signal
+}
+
 // Command returns `kmm replicate`.
-func Command(io *iostreams.IOStreams, logger func() *slog.Logger) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "replicate",
 		Usage:     "run the replication flows of an MM2 properties file until stopped",
@@ -35,7 +47,12 @@ remote topics named by the replication policy, records copied in order per parti
 (at-least-once), resume positions in mm2-offsets.<S>.internal on the target, offset syncs and
 heartbeats in MM2's formats, topic configs and ACLs kept in sync.
 SIGINT/SIGTERM drains (stop fetching, wait for the target, store progress) and exits 0; a second
-signal aborts at once (exit 130; records since the last stored position are copied again).`,
+signal aborts at once (exit 130; records since the last stored position are copied again).
+
+Examples:
+   kmm replicate mirror-maker.properties
+   kmm replicate mirror-maker.properties --clusters B
+   kmm replicate mirror-maker.properties -o json --listen 127.0.0.1:8083`,
 		Flags: append(cmdutil.ConfigFlags(),
 			cmdutil.OutputFlag("text", "json"),
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long a drain may take after SIGINT/SIGTERM"},
@@ -44,16 +61,26 @@ signal aborts at once (exit 130; records since the last stored position are copi
 			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
 			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target)"},
 		),
-		Action: func(c *cli.Context) error { return run(c, io, logger()) },
+		Action: func(c *cli.Context) error {
+			out, err := cmdutil.Output(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			file, err := cmdutil.LoadOptions(c)
+			if err != nil {
+				return err
+			}
+			return Run(c.Context, &Options{File: file, Output: out, ShutdownTimeout: c.Duration("shutdown-timeout"),
+				ProgressInterval: c.Duration("progress-interval"), Listen: c.String("listen"), ListenAllowRemote: c.Bool("listen-allow-remote"),
+				Force: c.Bool("force")}, f)
+		},
 	}
 }
 
-func run(c *cli.Context, io *iostreams.IOStreams, log *slog.Logger) error {
-	out, err := cmdutil.Output(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	cfg, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
+// Run runs `kmm replicate` until ctx ends or a signal arrives (then drains).
+func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	io, log := fac.IO, fac.Logger()
+	cfg, flows, err := fac.Flows(o.File)
 	if err != nil {
 		return err
 	}
@@ -62,22 +89,26 @@ func run(c *cli.Context, io *iostreams.IOStreams, log *slog.Logger) error {
 		if !f.Enabled {
 			what = "heartbeats only (MM2 runs this herder because heartbeats are on for the pair)"
 		}
-		fmt.Fprintf(io.ErrOut, "kmm: flow %s (%s -> %s): %s; %d pipeline(s)\n", f.Name(), f.SourceBootstrap, f.TargetBootstrap, what, max(f.Tasks, 1))
+		fmt.Fprintf(io.ErrOut, "kmm: flow %s (%s -> %s): %s; %d pipeline(s)\n", f.Name(), f.SourceBootstrap, f.TargetBootstrap, what, f.Tasks)
 	}
-	r := newRenderer(io.Out, io.ErrOut, out == "json", io.IsStderrTTY(), log)
+	r := newRenderer(io.Out, io.ErrOut, o.Output == "json", io.IsStderrTTY(), log)
 	defer r.finish()
 
 	// The first signal cancels ctx (drain); a second one aborts at once.
-	ctx, cancel := context.WithCancel(c.Context)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	rep := replicator.New(flows, replicator.Options{Sink: r, ShutdownTimeout: c.Duration("shutdown-timeout"),
-		ProgressEvery: c.Duration("progress-interval"), Force: c.Bool("force")})
-	if c.IsSet("listen") {
-		srv, err := httpapi.New(c.String("listen"), replsource.New(rep, flows), httpapi.Options{
-			AllowRemote: c.Bool("listen-allow-remote"), Configs: replsource.Configs(cfg),
+	sigs := o.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	rep := replicator.New(flows, replicator.Options{Sink: r, ShutdownTimeout: o.ShutdownTimeout,
+		ProgressEvery: o.ProgressInterval, Force: o.Force})
+	if o.Listen != "" {
+		srv, err := httpapi.New(o.Listen, replsource.New(rep, flows), httpapi.Options{
+			AllowRemote: o.ListenAllowRemote, Configs: replsource.Configs(cfg),
 			Version: buildinfo.Version, Commit: buildinfo.Commit, Logger: log})
 		if errors.Is(err, httpapi.ErrNotLoopback) {
 			err = kerr.WithHint(err, "the endpoint has no authentication: use --listen 127.0.0.1:PORT, or --listen-allow-remote to expose it")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/health"
 	"github.com/kmmproject/kmm/pkg/iostreams"
-	"github.com/kmmproject/kmm/pkg/output"
+	"github.com/kmmproject/kmm/pkg/output/goldentest"
 )
 
 func reports() []health.Report {
@@ -34,6 +34,6 @@ func TestRenderGolden(t *testing.T) {
 		if err := render(io, c.out, reports(), now); err != nil {
 			t.Fatal(err)
 		}
-		output.Golden(t, c.name, out.Bytes())
+		goldentest.Golden(t, c.name, out.Bytes())
 	}
 }

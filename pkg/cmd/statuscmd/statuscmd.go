@@ -5,13 +5,16 @@
 package statuscmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/health"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
@@ -19,55 +22,84 @@ import (
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
 
+// Options are the flags and arguments of `kmm status`.
+type Options struct {
+	File     mm2conf.LoadOptions
+	Flow     flow.Selector
+	Output   string
+	Limits   health.Limits
+	Endpoint string
+}
+
 // Command returns `kmm status`.
-func Command(io *iostreams.IOStreams) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show the health of each replication flow (OK, DEGRADED, DOWN and why)",
 		ArgsUsage: "mirror-maker.properties",
-		Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
+		Description: `Reads the clusters themselves (heartbeats, stored progress, checkpoints, source offsets), not
+local state, so it works from any machine with the properties file and while the source is down.
+Exit 3 when a flow is not OK.
+
+Examples:
+   kmm status mirror-maker.properties
+   kmm status mirror-maker.properties --flow 'A->B' -o json
+   kmm status mirror-maker.properties --endpoint http://127.0.0.1:8083 --max-lag 10000`,
+		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
 			&cli.DurationFlag{Name: "max-heartbeat-age", Usage: "heartbeats older than this make a flow DEGRADED (default max(1m, 10 × interval))"},
 			&cli.DurationFlag{Name: "max-progress-age", Usage: "no stored progress for this long while records wait makes a flow DEGRADED (default max(2m, 10 × flush interval))"},
 			&cli.Int64Flag{Name: "max-lag", Usage: "more records than this waiting makes a flow DEGRADED"},
 			&cli.StringFlag{Name: "endpoint", Usage: "also ask a running `kmm replicate --listen` at this URL (e.g. http://127.0.0.1:8083) how its flows run"},
 			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "a group committing past checkpoints older than this makes a flow DEGRADED (default 2m)"},
-		),
-		Action: func(c *cli.Context) error { return run(c, io) },
+		)...),
+		Action: func(c *cli.Context) error {
+			out, err := cmdutil.Output(c, "table", "json")
+			if err != nil {
+				return err
+			}
+			file, err := cmdutil.LoadOptions(c)
+			if err != nil {
+				return err
+			}
+			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Endpoint: c.String("endpoint"),
+				Limits: health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"),
+					MaxLagRecords: c.Int64("max-lag"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}}, f)
+		},
 	}
 }
 
-func run(c *cli.Context, io *iostreams.IOStreams) error {
-	out, err := cmdutil.Output(c, "table", "json")
+// Run runs `kmm status`.
+func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
+	_, all, err := f.Flows(o.File)
 	if err != nil {
 		return err
 	}
-	_, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
+	flows, err := flow.All(all, o.Flow, false)
 	if err != nil {
 		return err
 	}
-	lim := health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"), MaxLagRecords: c.Int64("max-lag"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}
 	var reps []health.Report
 	var bad []string
-	sts := snapshot.Status(c.Context, flows)
-	if url := c.String("endpoint"); url != "" {
+	sts := snapshot.Status(ctx, f.Clusters, flows)
+	if o.Endpoint != "" {
 		names := make([]string, len(sts))
 		for i, st := range sts {
 			names[i] = st.Flow
 		}
-		eps := snapshot.Endpoint(c.Context, url, names)
+		eps := snapshot.Endpoint(ctx, o.Endpoint, names)
 		for i := range sts {
 			sts[i].Endpoint = eps[sts[i].Flow]
 		}
 	}
-	now := time.Now()
+	now := f.Clock()
 	for _, st := range sts {
-		r := health.Evaluate(st, now, lim)
+		r := health.Evaluate(st, now, o.Limits)
 		reps = append(reps, r)
 		if r.State != health.OK {
 			bad = append(bad, r.Flow+" "+string(r.State))
 		}
 	}
-	if err := render(io, out, reps, now); err != nil {
+	if err := render(f.IO, o.Output, reps, now); err != nil {
 		return err
 	}
 	if len(bad) > 0 {

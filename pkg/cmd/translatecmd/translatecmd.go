@@ -7,12 +7,10 @@
 package translatecmd
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -21,96 +19,170 @@ import (
 	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/checkpoint"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
-	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
-	"github.com/kmmproject/kmm/pkg/rdkafka"
-	"github.com/kmmproject/kmm/pkg/replicator"
+	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/snapshot"
+	"github.com/kmmproject/kmm/pkg/switchover"
 )
 
+// Options are the flags and arguments of `kmm translate-offsets`.
+type Options struct {
+	File   mm2conf.LoadOptions
+	Flow   flow.Selector
+	Output string // table or json
+	Groups []string
+	// GroupsRegex is a Java regex over group names (--groups).
+	GroupsRegex string
+	Topics      []string
+	Apply       bool
+	ApplyOpts   cmdutil.ApplyOptions
+	Force       bool
+}
+
 // Command returns `kmm translate-offsets`.
-func Command(io *iostreams.IOStreams) *cli.Command {
+func Command(f *cmdutil.Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "translate-offsets",
 		Usage:     "translate consumer group offsets from source to target (and --apply them)",
 		ArgsUsage: "mirror-maker.properties",
-		Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
-			&cli.StringFlag{Name: "source", Usage: "source cluster alias (default: the only enabled flow's)"},
-			&cli.StringFlag{Name: "target", Usage: "target cluster alias"},
-			&cli.StringSliceFlag{Name: "group", Usage: "translate these groups (exit 3 if one cannot be translated)"},
-			&cli.StringFlag{Name: "groups", Usage: "translate the groups matching this Java regex"},
-			&cli.StringSliceFlag{Name: "topic", Usage: "only these source (or target) topics"},
-			&cli.BoolFlag{Name: "apply", Usage: "commit the translated offsets to the groups on the target"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "with --apply: print the plan, commit nothing"},
-			&cli.BoolFlag{Name: "yes", Usage: "with --apply: do not ask for confirmation (required when stdin is not a terminal)"},
-			&cli.BoolFlag{Name: "force", Usage: "with --apply: also commit to groups that are not idle on the target"},
-		),
-		Action: func(c *cli.Context) error { return run(c, io) },
+		Description: `Shows, per group, topic and partition, the committed source offset and the target offset a
+consumer of that group resumes from, how it was derived (checkpoint or offset mapping), its age,
+and whether it is exact or its error bound. Reads the target (checkpoints of kmm or Apache MM2),
+and the source when reachable. --apply commits the translated offsets to idle groups on the
+target as a plan: printed first, --dry-run stops there, each group is a step checked on the
+target before it is committed, and an interrupted run is resumed by the next one (journal:
+__kmm_state on the target).
+
+Examples:
+   kmm translate-offsets mm2.properties --group billing
+   kmm translate-offsets mm2.properties --flow 'A->B' --groups 'app-.*' -o json
+   kmm translate-offsets mm2.properties --group billing --apply --dry-run -o json
+   kmm translate-offsets mm2.properties --group billing --apply --yes`,
+		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
+			append(cmdutil.FlowFlags(true),
+				&cli.StringSliceFlag{Name: "group", Usage: "translate these groups (exit 3 if one cannot be translated)"},
+				&cli.StringFlag{Name: "groups", Usage: "translate the groups matching this Java regex"},
+				&cli.StringSliceFlag{Name: "topic", Usage: "only these source (or target) topics"},
+				&cli.BoolFlag{Name: "apply", Usage: "commit the translated offsets to the groups on the target"},
+				&cli.BoolFlag{Name: "dry-run", Usage: "with --apply: print the plan, commit nothing"},
+				&cli.BoolFlag{Name: "yes", Usage: "with --apply: do not ask for confirmation (required when stdin is not a terminal)"},
+				&cli.BoolFlag{Name: "force", Usage: "with --apply: also commit to groups that are not idle on the target"},
+			)...),
+		Action: func(c *cli.Context) error {
+			opts, err := optionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return run(c.Context, opts, f)
+		},
 	}
 }
 
-func run(c *cli.Context, io *iostreams.IOStreams) error {
+func optionsFrom(c *cli.Context) (*Options, error) {
 	out, err := cmdutil.Output(c, "table", "json")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if c.Bool("apply") && !c.Bool("dry-run") && !c.Bool("yes") && !io.IsStdinTTY() {
-		return kerr.WithHint(kerr.New(kerr.Usage, "--apply changes committed offsets on the target and needs confirmation"),
-			"add --yes (or --dry-run to only see the plan)")
+	file, err := cmdutil.LoadOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"),
+		Topics: c.StringSlice("topic"), Apply: c.Bool("apply"), Force: c.Bool("force"),
+		ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "committed"}}, nil
+}
+
+// envelope is the JSON of translate-offsets: translations in items; with --apply, the plan and
+// (unless --dry-run) the report of the run beside them.
+type envelope struct {
+	output.Envelope
+	Plan   *plan.Plan `json:"plan,omitempty"`
+	Resume *resumed   `json:"resumed,omitempty"`
+	Report *plan.Run  `json:"report,omitempty"`
+}
+
+type resumed struct {
+	RunID   string    `json:"run_id"`
+	Started time.Time `json:"started_at"`
+	Done    int       `json:"steps_done"`
+	Total   int       `json:"steps"`
+}
+
+func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	io := fac.IO
+	if o.Apply {
+		if err := cmdutil.CheckConfirmable(o.ApplyOpts, io, "--apply changes committed offsets on the target"); err != nil {
+			return err
+		}
 	}
 	var groupMatch func(string) bool
-	if re := c.String("groups"); re != "" {
+	if re := o.GroupsRegex; re != "" {
 		m, err := mm2conf.CompilePatternList([]string{re})
 		if err != nil {
 			return kerr.Wrap(kerr.Usage, fmt.Errorf("--groups: %w", err))
 		}
 		groupMatch = m
 	}
-	_, flows, err := cmdutil.LoadFlows(c, io.ErrOut)
+	_, flows, err := fac.Flows(o.File)
 	if err != nil {
 		return err
 	}
-	f, err := pickFlow(flows, c.String("source"), c.String("target"))
+	f, err := flow.One(flows, o.Flow)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	in, srcErr, err := snapshot.TranslateInput(ctx, f)
+	in, srcErr, err := snapshot.TranslateInput(ctx, fac.Clusters, f, fac.Clock())
 	if err != nil {
 		return err
 	}
 	if srcErr != nil {
 		fmt.Fprintf(io.ErrOut, "kmm: source cluster %s not read (%v): translating from what %s holds; error bounds may be unknown\n", f.Source, srcErr, f.Target)
 	}
-	requested := c.StringSlice("group")
-	in.Groups = requested
-	if topics := c.StringSlice("topic"); len(topics) > 0 {
+	in.Groups = o.Groups
+	if topics := o.Topics; len(topics) > 0 {
 		in.Topics = func(s, t string) bool { return slices.Contains(topics, s) || slices.Contains(topics, t) }
 	}
 	res := checkpoint.Translate(in)
-	if groupMatch != nil && len(requested) == 0 {
+	if groupMatch != nil && len(o.Groups) == 0 {
 		res = slices.DeleteFunc(res, func(g checkpoint.GroupTranslation) bool { return !groupMatch(g.Group) })
-	}
-	if out == "json" {
-		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "translate-offsets", GeneratedAt: time.Now().UTC(), Items: jsonItems(res)})
-	} else {
-		err = render(io.Out, res)
-	}
-	if err != nil {
-		return err
 	}
 	var bad []string
 	for _, g := range res {
-		if len(requested) > 0 && slices.Contains(requested, g.Group) && !g.OK() {
+		if len(o.Groups) > 0 && slices.Contains(o.Groups, g.Group) && !g.OK() {
 			bad = append(bad, g.Group+": "+reasons(g))
 		}
 	}
-	if c.Bool("apply") {
-		if err := apply(ctx, c, io, f, res, in); err != nil {
+	env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "translate-offsets", GeneratedAt: fac.Clock().UTC(), Items: jsonItems(res)}}
+	if o.Output != "json" {
+		if err := render(io.Out, res); err != nil {
 			return err
 		}
+	}
+	var applyErr error
+	if o.Apply {
+		if o.Output != "json" {
+			fmt.Fprintln(io.Out)
+		}
+		var applied *cmdutil.Applied
+		applied, applyErr = apply(ctx, o, fac, f, res, in)
+		if applied != nil {
+			env.Plan, env.Report = applied.Plan, applied.Report
+			if r := applied.Resume; r != nil {
+				env.Resume = &resumed{RunID: r.RunID, Started: r.Started, Done: r.Done, Total: r.Total}
+			}
+		}
+	}
+	if o.Output == "json" {
+		if err := output.WriteJSON(io.Out, env); err != nil {
+			return err
+		}
+	}
+	if applyErr != nil {
+		return applyErr
 	}
 	if len(bad) > 0 {
 		return kerr.New(kerr.CheckFailed, "cannot translate:\n  %s", strings.Join(bad, "\n  "))
@@ -127,33 +199,6 @@ func reasons(g checkpoint.GroupTranslation) string {
 		out = append(out, p.Detail)
 	}
 	return strings.Join(out, "; ")
-}
-
-func pickFlow(flows []*replicator.Flow, src, tgt string) (*replicator.Flow, error) {
-	var cands []*replicator.Flow
-	for _, f := range flows {
-		if (src == "" || f.Source == src) && (tgt == "" || f.Target == tgt) && (f.Enabled || (src != "" && tgt != "")) {
-			cands = append(cands, f)
-		}
-	}
-	switch len(cands) {
-	case 1:
-		return cands[0], nil
-	case 0:
-		return nil, kerr.New(kerr.Usage, "no flow %s->%s in the file", orAny(src), orAny(tgt))
-	}
-	var names []string
-	for _, f := range cands {
-		names = append(names, f.Name())
-	}
-	return nil, kerr.WithHint(kerr.New(kerr.Usage, "several flows match: %s", strings.Join(names, ", ")), "name one with --source and --target")
-}
-
-func orAny(s string) string {
-	if s == "" {
-		return "*"
-	}
-	return s
 }
 
 type jsonRow struct {
@@ -235,52 +280,20 @@ func render(w io.Writer, res []checkpoint.GroupTranslation) error {
 	return nil
 }
 
-func apply(ctx context.Context, c *cli.Context, io *iostreams.IOStreams, f *replicator.Flow, res []checkpoint.GroupTranslation, in checkpoint.TranslateInput) error {
-	plans := checkpoint.PlanApply(res, in.TargetGroups, in.TargetEnds, checkpoint.ApplyOptions{Force: c.Bool("force")})
-	sort.Slice(plans, func(i, j int) bool { return plans[i].Group < plans[j].Group })
-	fmt.Fprintf(io.ErrOut, "plan: commit translated offsets on %s\n", f.Target)
-	n := 0
-	for _, p := range plans {
-		if p.Skipped != checkpoint.NotSkipped {
-			fmt.Fprintf(io.ErrOut, "  %s: skipped: %s\n", p.Group, p.Detail)
-			continue
-		}
-		for _, cm := range p.Commits {
-			fmt.Fprintf(io.ErrOut, "  %s %s[%d]: %d -> %d\n", p.Group, cm.TP.Topic, cm.TP.Partition, cm.Current, cm.Offset)
-			n++
-		}
-		for _, cm := range p.Refused {
-			fmt.Fprintf(io.ErrOut, "  %s %s[%d]: refused: %d is past the end of the target partition\n", p.Group, cm.TP.Topic, cm.TP.Partition, cm.Offset)
-		}
-	}
-	if c.Bool("dry-run") || n == 0 {
-		fmt.Fprintf(io.ErrOut, "plan: %d offset(s); nothing committed\n", n)
-		return nil
-	}
-	if !c.Bool("yes") {
-		fmt.Fprintf(io.ErrOut, "commit %d offset(s) on %s? [y/N] ", n, f.Target)
-		line, _ := bufio.NewReader(io.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			return kerr.New(kerr.CheckFailed, "not confirmed; nothing committed")
-		}
-	}
-	tgt, err := rdkafka.NewAdmin("cluster "+f.Target, f.TargetAdmin)
+// apply commits the translated offsets as a plan on the flow's target (one step per group).
+func apply(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Flow, res []checkpoint.GroupTranslation, in checkpoint.TranslateInput) (*cmdutil.Applied, error) {
+	groups := checkpoint.PlanApply(res, in.TargetGroups, in.TargetEnds, checkpoint.ApplyOptions{Force: o.Force})
+	p, err := switchover.CommitOffsetsPlan("translate-offsets", f, groups, fac.Clock())
 	if err != nil {
-		return err
+		return nil, err
+	}
+	tgt, err := fac.Clusters.Open(f, flow.Target)
+	if err != nil {
+		return nil, err
 	}
 	defer tgt.Close()
-	for _, p := range plans {
-		if p.Skipped != checkpoint.NotSkipped || len(p.Commits) == 0 {
-			continue
-		}
-		offs := map[rdkafka.TP]rdkafka.OffsetMeta{}
-		for _, cm := range p.Commits {
-			offs[rdkafka.TP{Topic: cm.TP.Topic, Partition: cm.TP.Partition}] = rdkafka.OffsetMeta{Offset: cm.Offset, Metadata: cm.Metadata}
-		}
-		if err := tgt.AlterGroupOffsets(ctx, p.Group, offs); err != nil {
-			return fmt.Errorf("committing offsets of group %s on %s: %w", p.Group, f.Target, err)
-		}
-		fmt.Fprintf(io.ErrOut, "committed %d offset(s) of group %s on %s\n", len(p.Commits), p.Group, f.Target)
-	}
-	return nil
+	journal := &plan.TopicJournal{C: tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Clock}
+	defer journal.Close()
+	ex := &plan.Executor{Journal: journal, Actions: map[string]plan.Action{switchover.KindCommitOffsets: switchover.CommitOffsets{Groups: tgt}}}
+	return cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
 }

@@ -6,12 +6,13 @@ package replsource
 
 import (
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/replicator"
 	"sort"
 )
 
-// flowInfo is what the adapter copies from a replicator.Flow at construction, so it never
+// flowInfo is what the adapter copies from a flow.Flow at construction, so it never
 // reads a Flow while Run validates it.
 type flowInfo struct {
 	name, source, target string
@@ -29,11 +30,11 @@ var _ httpapi.Source = (*Source)(nil)
 
 // New adapts r, which runs flows (the slice given to replicator.New). Call it before r.Run.
 // Every flow is listed from the start, not running until r.Run has started it.
-func New(r *replicator.Replicator, flows []*replicator.Flow) *Source {
+func New(r *replicator.Replicator, flows []*flow.Flow) *Source {
 	s := &Source{r: r}
 	for _, f := range flows {
 		s.flows = append(s.flows, flowInfo{name: f.Name(), source: f.Source, target: f.Target,
-			enabled: f.Enabled, heartbeats: f.EmitHeartbeats, tasks: max(f.Tasks, 1)})
+			enabled: f.Enabled, heartbeats: f.EmitHeartbeats, tasks: f.Tasks})
 	}
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/replicator"
 )
@@ -50,7 +51,7 @@ func TestConfigsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flows := []*replicator.Flow{{Source: "A", Target: "B", Enabled: true, Tasks: 3, EmitHeartbeats: true},
+	flows := []*flow.Flow{{Source: "A", Target: "B", Enabled: true, Tasks: 3, EmitHeartbeats: true},
 		{Source: "B", Target: "A", EmitHeartbeats: true}}
 	src := New(replicator.New(flows, replicator.Options{}), flows)
 	st := src.Stats()

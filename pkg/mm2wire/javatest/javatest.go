@@ -135,6 +135,9 @@ type Classes struct {
 // missing; a compile error is always a failure.
 func Compile(t testing.TB, sources ...string) *Classes {
 	t.Helper()
+	if testing.Short() && !Required() {
+		t.Skip("-short (make unit): the Java cross-checks run in make test")
+	}
 	libs, err := LibsDir()
 	if err != nil {
 		if os.Getenv(EnvLibs) != "" {

@@ -1,4 +1,4 @@
-package flowconf
+package flow_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -42,7 +43,7 @@ func TestCheckRefusesWhatReplicateRefuses(t *testing.T) {
 			continue // check refuses it, and so does replicate
 		}
 		accepted++
-		flows, err := Replicator(cfg)
+		flows, err := flow.FromMM2(cfg)
 		if err != nil {
 			t.Errorf("%s: config check accepts it, replicate refuses it: %v", file, err)
 			continue
@@ -52,7 +53,7 @@ func TestCheckRefusesWhatReplicateRefuses(t *testing.T) {
 				t.Errorf("%s: config check accepts it, replicate refuses it: %v", file, err)
 				continue
 			}
-			cons, prod := f.CopierConfigs()
+			cons, prod := rdkafka.Config(f.ReplicationConsumer()), rdkafka.Config(f.ReplicationProducer())
 			type client struct {
 				role, kind string
 				cfg        rdkafka.Config
@@ -103,7 +104,7 @@ func TestCheckRefusesWhatReplicateRefuses(t *testing.T) {
 }
 
 // TestExplainAgreesWithTheEngine: what `kmm config explain --topic/--group` says a flow does
-// with a name is what the engine behind replicate, lag and status does (replicator.Flow's
+// with a name is what the engine behind replicate, lag and status does (flow.Flow's
 // Selected and GroupFilter), for every flow of every file check accepts.
 func TestExplainAgreesWithTheEngine(t *testing.T) {
 	files, _ := filepath.Glob("../../testdata/mm2/*.properties")
@@ -125,14 +126,12 @@ func TestExplainAgreesWithTheEngine(t *testing.T) {
 			names = append(names, a+".orders", a+".heartbeats", a+"_orders", a+"orders", a+".checkpoints.internal")
 			groups = append(groups, a+"-mm2")
 		}
-		for _, mf := range cfg.Flows {
-			rf, err := ReplicatorFlow(mf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rf.Validate(); err != nil {
-				t.Fatal(err)
-			}
+		rfs, err := flow.FromMM2(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, mf := range cfg.Flows {
+			rf := rfs[i]
 			for _, n := range names {
 				v := mf.Topic(n)
 				if engine := rf.Enabled && rf.Selected(n); engine != v.Replicated {

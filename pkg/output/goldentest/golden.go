@@ -1,4 +1,7 @@
-package output
+// Package goldentest compares command output with golden files under testdata/golden
+// (rewritten with -update-golden). Test support only: the layering check keeps it, and the
+// testing package it needs, out of the kmm binary.
+package goldentest
 
 import (
 	"flag"
@@ -15,7 +18,7 @@ var update = flag.Bool("update-golden", false, "rewrite testdata/golden files")
 func Golden(t testing.TB, name string, got []byte) {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "golden", name)
+	path := filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "golden", name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,72 @@
+package cmdutil
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+)
+
+// Factory hands a command everything it may use: the IO streams, a logger, a clock, the flows of
+// the MM2 file named on its command line, and an Opener for the clusters of those flows. pkg/app
+// builds the real one (librdkafka clusters, the wall clock); tests build their own (in-memory
+// streams, a fixed clock, fake or in-process kfake clusters). Commands never open clients, read
+// the clock or the environment any other way.
+type Factory struct {
+	IO       *iostreams.IOStreams
+	Logger   func() *slog.Logger
+	Now      func() time.Time
+	Clusters cluster.Opener
+	// Getenv reads the environment (test-only hooks such as KMM_TEST_PAUSE_AFTER_STEP).
+	Getenv func(string) string
+}
+
+// NewTestFactory returns a factory over in-memory streams with the given opener and clock; the
+// logger writes to the error stream and the environment is empty.
+func NewTestFactory(io *iostreams.IOStreams, clusters cluster.Opener, now func() time.Time) *Factory {
+	return &Factory{IO: io, Clusters: clusters, Now: now, Getenv: func(string) string { return "" },
+		Logger: func() *slog.Logger { return slog.New(slog.NewTextHandler(io.ErrOut, nil)) }}
+}
+
+func (f *Factory) now() time.Time {
+	if f.Now == nil {
+		return time.Now()
+	}
+	return f.Now()
+}
+
+// Clock returns the factory's clock.
+func (f *Factory) Clock() time.Time { return f.now() }
+
+// Env reads an environment variable through the factory.
+func (f *Factory) Env(key string) string {
+	if f.Getenv == nil {
+		return os.Getenv(key)
+	}
+	return f.Getenv(key)
+}
+
+// Flows reads the configuration named by opts, prints its diagnostics to the error stream, and
+// returns it with its flows converted and validated (heartbeats-only flows included: select
+// with flow.One or flow.All). Errors are usage errors: nothing has talked to a cluster yet.
+func (f *Factory) Flows(opts mm2conf.LoadOptions) (*mm2conf.Config, []*flow.Flow, error) {
+	return loadFlows(opts, f.IO.ErrOut)
+}
+
+func loadFlows(opts mm2conf.LoadOptions, errOut io.Writer) (*mm2conf.Config, []*flow.Flow, error) {
+	cfg, err := Load(opts, errOut)
+	if err != nil {
+		return nil, nil, err
+	}
+	flows, err := flow.FromMM2(cfg)
+	if err != nil {
+		return nil, nil, kerr.Wrap(kerr.Usage, err)
+	}
+	return cfg, flows, nil
+}

@@ -1,0 +1,252 @@
+// Package flow is kmm's one model of a replication flow S->T: cluster aliases, the replication
+// policy, the topic/group/config filters, every interval, tasks.max, and the librdkafka settings
+// of each client role as plain string maps. It owns every default (defaults.go, one table),
+// validates a flow once (Validate, called by the loader FromMM2), converts a resolved MM2
+// configuration (mm2conf) into flows, and picks flows the way the command-line flags do
+// (select.go).
+//
+// It is a leaf of kmm's domain: it imports mm2conf, policy and kerr only; never a Kafka client,
+// never the engine, never a command. The engine (pkg/replicator), the read commands, the HTTP
+// API and the plan core all take *flow.Flow.
+package flow
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/policy"
+)
+
+// Side is one cluster of a flow.
+type Side string
+
+// The two sides of a flow.
+const (
+	Source Side = "source"
+	Target Side = "target"
+)
+
+// Client is a client kind; with a Side it names one of MM2's six client roles
+// ("source-consumer", "target-admin", ...).
+type Client string
+
+// Client kinds.
+const (
+	Consumer Client = "consumer"
+	Admin    Client = "admin"
+	Producer Client = "producer"
+)
+
+// Role is MM2's name of a client role, e.g. "target-producer".
+func Role(s Side, c Client) string { return string(s) + "-" + string(c) }
+
+// Flow is one resolved source->target flow: everything the engine and the commands need, already
+// translated to librdkafka settings and compiled filters. Build it with FromMM2 (which validates
+// it) or by hand followed by Validate.
+type Flow struct {
+	Source, Target                   string // cluster aliases (the herder's pair)
+	SourceBootstrap, TargetBootstrap string // for messages only
+	// SourceAlias and TargetAlias are the aliases MM2's connectors put in every name and record
+	// they make (remote and internal topic names, heartbeat keys, the "cluster" of the Connect
+	// source partitions, the cycle check): source.cluster.alias / target.cluster.alias, which
+	// the file may override (even to ""). Empty here means Source / Target (set by Validate)
+	// unless AliasesSet.
+	SourceAlias, TargetAlias string
+	// AliasesSet: SourceAlias/TargetAlias were given (an empty alias is then meant).
+	AliasesSet bool
+
+	// Enabled is false for a heartbeats-only herder (MM2 creates S->T herders for heartbeats
+	// even when the flow is disabled).
+	Enabled bool
+
+	// librdkafka settings per client role (MM2's six roles), already translated from Java
+	// names. Use Settings to get a copy for a side and client kind.
+	SourceConsumer, SourceAdmin, SourceProducer map[string]string
+	TargetProducer, TargetAdmin, TargetConsumer map[string]string
+
+	Policy      policy.Policy
+	TopicFilter func(topic string) bool // `topics` / `topics.exclude`
+	// ConfigExcluded reports whether a topic config property must never be synced.
+	ConfigExcluded        func(name string) bool
+	UseDefaultsFromSource bool
+
+	ReplicationFactor     int // remote topics; -1 = broker default
+	HeartbeatsReplication bool
+
+	RefreshTopics         bool
+	RefreshTopicsInterval time.Duration
+	SyncTopicConfigs      bool
+	SyncConfigsInterval   time.Duration
+	SyncTopicACLs         bool
+	SyncACLsInterval      time.Duration
+
+	EmitOffsetSyncs     bool
+	OffsetSyncsOnTarget bool // offset-syncs.topic.location=target
+	OffsetLagMax        int64
+	OffsetSyncsRF       int
+
+	// Checkpoints (MirrorCheckpointConnector): group offsets of S translated into
+	// <S>.checkpoints.internal on T, followed as they are committed.
+	EmitCheckpoints          bool
+	GroupFilter              func(group string) bool
+	CheckpointsRF            int
+	CheckpointPollInterval   time.Duration // fallback polling when __consumer_offsets cannot be read
+	SyncGroupOffsets         bool
+	SyncGroupOffsetsInterval time.Duration
+	// SyncPromoteInterval promotes delayed offset syncs this often (MM2: at every commit), so a
+	// caught-up group translates exactly within about this time.
+	SyncPromoteInterval time.Duration
+
+	EmitHeartbeats    bool
+	HeartbeatInterval time.Duration
+	HeartbeatsRF      int
+
+	// Connect offsets topic on T (resume positions), MM2's worker settings.
+	OffsetsTopic           string // mm2-offsets.<S>.internal
+	OffsetsTopicPartitions int    // 25
+	OffsetsTopicRF         int    // 3
+	OffsetFlushInterval    time.Duration
+
+	// MM2Group is the Connect group MM2 uses for this flow on T (worker group.id, "<S>-mm2").
+	// kmm refuses to start while it has members, unless forced.
+	MM2Group string
+
+	Tasks        int           // tasks.max: parallel pipelines, at least 1 after Validate
+	AdminTimeout time.Duration // admin.timeout.ms
+
+	validated bool
+}
+
+// Name is "S->T".
+func (f *Flow) Name() string { return f.Source + "->" + f.Target }
+
+// Alias returns the cluster alias of side s.
+func (f *Flow) Alias(s Side) string {
+	if s == Target {
+		return f.Target
+	}
+	return f.Source
+}
+
+// Bootstrap returns the bootstrap servers of side s (for messages).
+func (f *Flow) Bootstrap(s Side) string {
+	if s == Target {
+		return f.TargetBootstrap
+	}
+	return f.SourceBootstrap
+}
+
+// Settings returns a copy of the librdkafka settings of role (s, c).
+func (f *Flow) Settings(s Side, c Client) map[string]string {
+	var m map[string]string
+	switch {
+	case s == Source && c == Consumer:
+		m = f.SourceConsumer
+	case s == Source && c == Admin:
+		m = f.SourceAdmin
+	case s == Source && c == Producer:
+		m = f.SourceProducer
+	case s == Target && c == Consumer:
+		m = f.TargetConsumer
+	case s == Target && c == Admin:
+		m = f.TargetAdmin
+	case s == Target && c == Producer:
+		m = f.TargetProducer
+	}
+	out := make(map[string]string, len(m)+2)
+	maps.Copy(out, m)
+	return out
+}
+
+// ReplicationConsumer is the source consumer of the record pipelines: the flow's source-consumer
+// settings with MM2's auto.offset.reset=earliest unless the file sets it.
+func (f *Flow) ReplicationConsumer() map[string]string {
+	m := f.Settings(Source, Consumer)
+	if _, set := m["auto.offset.reset"]; !set {
+		m["auto.offset.reset"] = "earliest"
+	}
+	return m
+}
+
+// IdempotentMaxInFlight is librdkafka's limit of requests in flight for an idempotent producer.
+const IdempotentMaxInFlight = 5
+
+// ReplicationProducer is the target producer of the record pipelines and of the resume
+// positions: the flow's target-producer settings, always idempotent with acks=all, so records
+// arrive once and in order per partition whatever the file says. Idempotence needs at most 5
+// requests in flight and retries: larger or zero values from the file are replaced (mm2conf
+// warns about them with their line).
+func (f *Flow) ReplicationProducer() map[string]string {
+	m := f.Settings(Target, Producer)
+	m["enable.idempotence"] = "true"
+	m["acks"] = "all"
+	if n, err := strconv.Atoi(m["max.in.flight.requests.per.connection"]); err == nil && n > IdempotentMaxInFlight {
+		m["max.in.flight.requests.per.connection"] = strconv.Itoa(IdempotentMaxInFlight)
+	}
+	if m["retries"] == "0" {
+		delete(m, "retries")
+	}
+	return m
+}
+
+// StateTopicRF is the replication factor for kmm's state topic (__kmm_state) on the target:
+// that of the flow's other internal topic there, checkpoints.topic.replication.factor.
+func (f *Flow) StateTopicRF() int {
+	if f.CheckpointsRF == 0 {
+		return -1
+	}
+	return f.CheckpointsRF
+}
+
+// Selected reports whether source topic t is replicated by this flow: it passes the topic
+// filter (or is a heartbeats topic and heartbeats replication is on), is not internal, and is
+// not a cycle (it did not come from the target).
+func (f *Flow) Selected(t string) bool {
+	if (f.TopicFilter == nil || !f.TopicFilter(t)) && !(f.HeartbeatsReplication && f.Policy.IsHeartbeatsTopic(t)) {
+		return false
+	}
+	if f.Policy.IsInternalTopic(t) {
+		return false
+	}
+	return !policy.IsCycle(f.Policy, t, f.TargetAlias)
+}
+
+// Validate checks what the engine and the commands rely on, fills every unset value from the
+// defaults table and clamps tasks.max to at least 1. The loader (FromMM2) calls it once; a flow
+// built by hand must call it before use. Calling it again changes nothing.
+func (f *Flow) Validate() error {
+	switch {
+	case f.Source == "" || f.Target == "" || f.Source == f.Target:
+		return fmt.Errorf("flow %q: source and target must be two different aliases", f.Name())
+	case f.Policy == nil:
+		return fmt.Errorf("flow %s: no replication policy", f.Name())
+	case f.Enabled && f.TopicFilter == nil:
+		return fmt.Errorf("flow %s: no topic filter", f.Name())
+	}
+	if !f.AliasesSet {
+		f.SourceAlias, f.TargetAlias, f.AliasesSet = f.Source, f.Target, true
+	}
+	for _, d := range Defaults {
+		if d.fill != nil {
+			d.fill(f)
+		}
+	}
+	if f.GroupFilter == nil {
+		f.GroupFilter = func(string) bool { return true }
+	}
+	if f.ConfigExcluded == nil {
+		f.ConfigExcluded = func(string) bool { return false }
+	}
+	for _, m := range []*map[string]string{&f.SourceConsumer, &f.SourceAdmin, &f.SourceProducer, &f.TargetProducer, &f.TargetAdmin, &f.TargetConsumer} {
+		if *m == nil {
+			*m = map[string]string{}
+		}
+	}
+	f.validated = true
+	return nil
+}
+
+// Validated reports whether Validate has accepted the flow.
+func (f *Flow) Validated() bool { return f.validated }

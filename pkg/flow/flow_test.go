@@ -1,0 +1,249 @@
+package flow
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/policy"
+)
+
+func load(t *testing.T, lines string) *mm2conf.Config {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(p, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := mm2conf.Load(mm2conf.LoadOptions{ConfigFile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+const twoClusters = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\n"
+
+func TestFromMM2FiltersAndDefaults(t *testing.T) {
+	flows, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\nA->B.topics = orders.*\nA->B.groups = app-.*\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *Flow
+	for _, x := range flows {
+		if x.Name() == "A->B" {
+			f = x
+		}
+	}
+	if f == nil || !f.Enabled || !f.Validated() {
+		t.Fatalf("flows %v", flows)
+	}
+	// MM2's default config.properties.exclude: these are never synced, others are.
+	for name, excluded := range map[string]bool{"min.insync.replicas": true, "message.timestamp.type": true, "retention.ms": false, "cleanup.policy": false} {
+		if got := f.ConfigExcluded(name); got != excluded {
+			t.Errorf("ConfigExcluded(%s) = %v, want %v", name, got, excluded)
+		}
+	}
+	if !f.TopicFilter("orders-1") || f.TopicFilter("payments") {
+		t.Error("topic filter")
+	}
+	if !f.GroupFilter("app-1") || f.GroupFilter("console-consumer-1") {
+		t.Error("group filter")
+	}
+	// kmm's defaults where they differ from MM2's, MM2's elsewhere.
+	want := map[string]time.Duration{"refresh": 10 * time.Second, "flush": 5 * time.Second, "ckpt": 5 * time.Second, "groupsync": 5 * time.Second,
+		"configs": 10 * time.Minute, "acls": 10 * time.Minute, "hb": time.Second, "admin": time.Minute, "promote": time.Second}
+	got := map[string]time.Duration{"refresh": f.RefreshTopicsInterval, "flush": f.OffsetFlushInterval, "ckpt": f.CheckpointPollInterval,
+		"groupsync": f.SyncGroupOffsetsInterval, "configs": f.SyncConfigsInterval, "acls": f.SyncACLsInterval, "hb": f.HeartbeatInterval,
+		"admin": f.AdminTimeout, "promote": f.SyncPromoteInterval}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %s, want %s", k, got[k], w)
+		}
+	}
+	if f.OffsetsTopic != "mm2-offsets.A.internal" || f.MM2Group != "A-mm2" || f.OffsetsTopicPartitions != 25 || f.OffsetsTopicRF != 3 || f.Tasks != 1 {
+		t.Errorf("worker defaults: %+v", f)
+	}
+	if f.SourceBootstrap != "a:9092" || f.TargetBootstrap != "b:9092" || f.Settings(Target, Admin)["bootstrap.servers"] != "b:9092" {
+		t.Errorf("bootstrap: %s %s", f.SourceBootstrap, f.TargetBootstrap)
+	}
+}
+
+// A key the file sets wins over kmm's default, including the per-cluster worker keys.
+func TestFromMM2FileWins(t *testing.T) {
+	flows, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\nrefresh.topics.interval.seconds = 42\nB.offset.flush.interval.ms = 1234\n"+
+		"emit.checkpoints.interval.seconds = 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := flows[0]
+	if f.Name() != "A->B" {
+		f = flows[1]
+	}
+	if f.RefreshTopicsInterval != 42*time.Second || f.OffsetFlushInterval != 1234*time.Millisecond || f.CheckpointPollInterval != 7*time.Second {
+		t.Errorf("file values lost: refresh %s flush %s ckpt %s", f.RefreshTopicsInterval, f.OffsetFlushInterval, f.CheckpointPollInterval)
+	}
+}
+
+func TestValidateFillsAndRejects(t *testing.T) {
+	f := &Flow{Source: "A", Target: "B", Enabled: true, Policy: policy.NewDefault(".", false, true), TopicFilter: func(string) bool { return true }}
+	if f.Validated() {
+		t.Fatal("validated before Validate")
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{f.RefreshTopicsInterval, f.OffsetFlushInterval, f.CheckpointPollInterval, f.SyncGroupOffsetsInterval,
+		f.SyncConfigsInterval, f.SyncACLsInterval, f.HeartbeatInterval, f.AdminTimeout, f.SyncPromoteInterval} {
+		if d <= 0 {
+			t.Fatalf("unfilled interval in %+v", f)
+		}
+	}
+	if f.RefreshTopicsInterval != 10*time.Second || f.Tasks != 1 || f.OffsetLagMax != 0 || f.GroupFilter == nil || f.SourceConsumer == nil {
+		t.Fatalf("fill: %+v", f)
+	}
+	for _, bad := range []*Flow{
+		{Source: "A", Target: "A", Policy: policy.NewDefault(".", false, true)},
+		{Source: "A", Target: "B"},
+		{Source: "A", Target: "B", Enabled: true, Policy: policy.NewDefault(".", false, true)},
+	} {
+		if err := bad.Validate(); err == nil || bad.Validated() {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+func TestReplicationClientSettings(t *testing.T) {
+	f := &Flow{SourceConsumer: map[string]string{"bootstrap.servers": "a"}, TargetProducer: map[string]string{"acks": "1", "linger.ms": "5"}}
+	c := f.ReplicationConsumer()
+	if c["auto.offset.reset"] != "earliest" || c["bootstrap.servers"] != "a" {
+		t.Errorf("consumer %v", c)
+	}
+	f.SourceConsumer["auto.offset.reset"] = "latest"
+	if f.ReplicationConsumer()["auto.offset.reset"] != "latest" {
+		t.Error("the file's auto.offset.reset must win")
+	}
+	p := f.ReplicationProducer()
+	if p["acks"] != "all" || p["enable.idempotence"] != "true" || p["linger.ms"] != "5" {
+		t.Errorf("producer %v", p)
+	}
+	if f.TargetProducer["acks"] != "1" {
+		t.Error("ReplicationProducer changed the flow's own settings")
+	}
+}
+
+func flows3() []*Flow {
+	return []*Flow{
+		{Source: "A", Target: "B", Enabled: true},
+		{Source: "B", Target: "A", Enabled: false}, // heartbeats only
+		{Source: "A", Target: "C", Enabled: true},
+	}
+}
+
+func TestOne(t *testing.T) {
+	fs := flows3()
+	for _, c := range []struct {
+		sel  Selector
+		want string // "" = usage error
+	}{
+		{Selector{Flow: "A->B"}, "A->B"},
+		{Selector{Flow: " A -> C "}, "A->C"},
+		{Selector{Source: "A", Target: "C"}, "A->C"},
+		{Selector{Target: "B"}, "A->B"},
+		{Selector{Flow: "B->A"}, "B->A"}, // heartbeats-only, named in full
+		{Selector{Target: "A"}, ""},      // only a heartbeats-only flow: not picked without both names
+		{Selector{}, ""},                 // two enabled flows
+		{Selector{Source: "A"}, ""},
+		{Selector{Flow: "A->B", Target: "C"}, ""}, // disagreement
+		{Selector{Flow: "A-B"}, ""},
+		{Selector{Flow: "A->X"}, ""},
+	} {
+		f, err := One(fs, c.sel)
+		if c.want == "" {
+			if err == nil || kerr.KindOf(err) != kerr.Usage {
+				t.Errorf("%+v: got %v, %v; want a usage error", c.sel, f, err)
+			}
+			continue
+		}
+		if err != nil || f.Name() != c.want {
+			t.Errorf("%+v: got %v, %v; want %s", c.sel, f, err, c.want)
+		}
+	}
+	if f, err := One(fs[:1], Selector{}); err != nil || f.Name() != "A->B" {
+		t.Errorf("the only enabled flow: %v %v", f, err)
+	}
+}
+
+func TestAll(t *testing.T) {
+	fs := flows3()
+	got := func(sel Selector, enabledOnly bool) string {
+		l, err := All(fs, sel, enabledOnly)
+		if err != nil {
+			return "error"
+		}
+		var n []string
+		for _, f := range l {
+			n = append(n, f.Name())
+		}
+		return strings.Join(n, ",")
+	}
+	for _, c := range []struct {
+		sel         Selector
+		enabledOnly bool
+		want        string
+	}{
+		{Selector{}, true, "A->B,A->C"},
+		{Selector{}, false, "A->B,B->A,A->C"},
+		{Selector{Flow: "A->C"}, true, "A->C"},
+		{Selector{Flow: "B->A"}, true, "error"},
+		{Selector{Flow: "B->A"}, false, "B->A"},
+		{Selector{Source: "A"}, true, "A->B,A->C"},
+		{Selector{Flow: "C->A"}, false, "error"},
+	} {
+		if g := got(c.sel, c.enabledOnly); g != c.want {
+			t.Errorf("All(%+v, %v) = %s, want %s", c.sel, c.enabledOnly, g, c.want)
+		}
+	}
+}
+
+// README's table of kmm defaults that differ from MM2's is exactly the Defaults rows that
+// differ and can be set in a file.
+func TestREADMEDefaults(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []string
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "| key | MM2 default | kmm default | why |") {
+			in = true
+			continue
+		}
+		if in && strings.HasPrefix(line, "|---") {
+			continue
+		}
+		if in && !strings.HasPrefix(line, "|") {
+			break
+		}
+		if in {
+			rows = append(rows, line)
+		}
+	}
+	var want []string
+	for _, d := range Defaults {
+		if d.Differs() && d.InFile() {
+			want = append(want, READMERow(d))
+		}
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("README's defaults table is out of date; it should read:\n%s\n\nit reads:\n%s", strings.Join(want, "\n"), strings.Join(rows, "\n"))
+	}
+}

@@ -1,0 +1,68 @@
+package rdkafka
+
+import (
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
+)
+
+// Cluster is one side of a flow opened with librdkafka: an Admin, and readers and producers
+// made with that side's consumer and producer settings. It implements cluster.Cluster.
+type Cluster struct {
+	*Admin
+	alias, bootstrap   string
+	consumer, producer Config
+}
+
+var (
+	_ cluster.Cluster  = (*Cluster)(nil)
+	_ cluster.Reader   = (*Consumer)(nil)
+	_ cluster.Producer = (*Producer)(nil)
+	_ cluster.Opener   = Opener{}
+)
+
+// NewCluster creates the admin client of cluster alias; readers and producers are created on
+// demand with consumer and producer settings.
+func NewCluster(alias, bootstrap string, admin, consumer, producer Config) (*Cluster, error) {
+	a, err := NewAdmin("cluster "+alias, admin)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Admin: a, alias: alias, bootstrap: bootstrap, consumer: consumer, producer: producer}, nil
+}
+
+// Alias is the cluster's alias in the MM2 file.
+func (c *Cluster) Alias() string { return c.alias }
+
+// Bootstrap is the cluster's bootstrap servers (for messages).
+func (c *Cluster) Bootstrap() string { return c.bootstrap }
+
+// NewReader opens an assign-mode consumer with the side's consumer settings.
+func (c *Cluster) NewReader() (cluster.Reader, error) {
+	r, err := NewConsumer(c.Name(), c.consumer)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewProducer opens a producer with the side's producer settings and overrides on top.
+func (c *Cluster) NewProducer(overrides map[string]string) (cluster.Producer, error) {
+	p, err := NewProducer(c.Name(), merge(overrides, c.producer))
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Opener opens the sides of flows with librdkafka, with each flow's role settings
+// (source-admin, target-consumer, ...). It is what pkg/app hands commands.
+type Opener struct{}
+
+// Open implements cluster.Opener.
+func (Opener) Open(f *flow.Flow, side flow.Side) (cluster.Cluster, error) {
+	c, err := NewCluster(f.Alias(side), f.Bootstrap(side), f.Settings(side, flow.Admin), f.Settings(side, flow.Consumer), f.Settings(side, flow.Producer))
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,139 @@
+// Package switchover plans and applies the changes of kmm's disaster-recovery commands as plans
+// of pkg/plan: today the commits of translated group offsets on a flow's target
+// (translate-offsets --apply); failover and failback add their step kinds here (stop a flow,
+// record a flow's state, commit groups, ...). Each step kind has an Action that checks whether
+// the step is in effect on the cluster and applies it through pkg/cluster.
+//
+// It never prints, reads flags or opens clients: it gets cluster interfaces and returns plans,
+// numbers and errors.
+package switchover
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/checkpoint"
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
+	"github.com/kmmproject/kmm/pkg/plan"
+)
+
+// KindCommitOffsets commits a group's translated offsets on the target.
+const KindCommitOffsets = "commit-group-offsets"
+
+// OffsetCommit is one partition's offset to commit.
+type OffsetCommit struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Metadata  string `json:"metadata,omitempty"`
+	// Current is the group's offset on the target when the plan was made (-1: none).
+	Current int64 `json:"current"`
+}
+
+// CommitParams are the Params of a commit-group-offsets step.
+type CommitParams struct {
+	Group   string         `json:"group"`
+	Offsets []OffsetCommit `json:"offsets"`
+}
+
+// CommitStepID is the stable id of the step committing group's offsets.
+func CommitStepID(group string) string { return "commit-offsets/" + group }
+
+// CommitOffsetsPlan turns the group plans of translate-offsets --apply into a plan on f's
+// target: one step per group committing its translated offsets; a group that is not committed
+// (active on the target, nothing translated) is a skipped step saying why; offsets refused
+// (past the end of the target partition) are notes.
+func CommitOffsetsPlan(command string, f *flow.Flow, groups []checkpoint.GroupPlan, now time.Time) (*plan.Plan, error) {
+	groups = append([]checkpoint.GroupPlan(nil), groups...)
+	sort.Slice(groups, func(i, j int) bool { return groups[i].Group < groups[j].Group })
+	p := &plan.Plan{Command: command, Flow: f.Name(), Journal: f.Target, Created: now, Steps: []plan.Step{}}
+	for _, g := range groups {
+		s := plan.Step{ID: CommitStepID(g.Group), Kind: KindCommitOffsets, Cluster: f.Target,
+			Why: fmt.Sprintf("translated from the group's offsets on %s (checkpoints and offset syncs of %s)", f.Source, f.Name())}
+		params := CommitParams{Group: g.Group, Offsets: []OffsetCommit{}}
+		backwards, fresh := int64(0), int64(0)
+		for _, c := range g.Commits {
+			params.Offsets = append(params.Offsets, OffsetCommit{Topic: c.TP.Topic, Partition: c.TP.Partition, Offset: c.Offset, Metadata: c.Metadata, Current: c.Current})
+			switch {
+			case c.Current < 0:
+				fresh++
+			case c.Current > c.Offset:
+				backwards++
+			}
+		}
+		for _, c := range g.Refused {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s %s[%d]: refused: %d is past the end of the target partition", g.Group, c.TP.Topic, c.TP.Partition, c.Offset))
+		}
+		switch {
+		case g.Skipped != checkpoint.NotSkipped:
+			s.Skip = g.Detail
+			s.Writes = fmt.Sprintf("nothing (group %s)", g.Group)
+		case len(g.Commits) == 0:
+			s.Skip = "no offset to commit"
+			s.Writes = fmt.Sprintf("nothing (group %s)", g.Group)
+		default:
+			s.Writes = fmt.Sprintf("committed offsets of group %s on %s: %d partition(s)", g.Group, f.Target, len(g.Commits))
+			s.Expect = map[string]int64{"partitions": int64(len(g.Commits)), "new": fresh, "backwards": backwards}
+		}
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		s.Params = b
+		p.Steps = append(p.Steps, s)
+	}
+	return p, p.Validate()
+}
+
+// CommitOffsets is the Action of commit-group-offsets steps on one cluster.
+type CommitOffsets struct {
+	Groups cluster.Groups
+}
+
+func params(s plan.Step) (CommitParams, map[cluster.TP]cluster.OffsetMeta, error) {
+	var p CommitParams
+	if err := json.Unmarshal(s.Params, &p); err != nil {
+		return p, nil, fmt.Errorf("step %s: params: %w", s.ID, err)
+	}
+	want := make(map[cluster.TP]cluster.OffsetMeta, len(p.Offsets))
+	for _, o := range p.Offsets {
+		want[cluster.TP{Topic: o.Topic, Partition: o.Partition}] = cluster.OffsetMeta{Offset: o.Offset, Metadata: o.Metadata}
+	}
+	return p, want, nil
+}
+
+// Check reports whether the group's committed offsets on the cluster already equal every offset
+// of the step.
+func (a CommitOffsets) Check(ctx context.Context, s plan.Step) (bool, error) {
+	p, want, err := params(s)
+	if err != nil {
+		return false, err
+	}
+	have, err := a.Groups.ListGroupOffsets(ctx, p.Group)
+	if err != nil {
+		return false, fmt.Errorf("reading the offsets of group %s: %w", p.Group, err)
+	}
+	for tp, w := range want {
+		if h, ok := have[tp]; !ok || h.Offset != w.Offset {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Apply commits the step's offsets (AlterConsumerGroupOffsets; the broker refuses groups with
+// members).
+func (a CommitOffsets) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
+	p, want, err := params(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Groups.AlterGroupOffsets(ctx, p.Group, want); err != nil {
+		return nil, fmt.Errorf("committing offsets of group %s: %w", p.Group, err)
+	}
+	return map[string]int64{"partitions": int64(len(want))}, nil
+}
