@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -368,3 +370,120 @@ func (b *Bed) JavaConsole(t testing.TB, c Cluster, topic, formatter string, n in
 	}
 	return lines
 }
+
+// KillBroker kills the only broker of cluster name with SIGKILL, as a crash would (no
+// controlled shutdown), waits until the process is gone, and returns when the signal was sent.
+// The caller must bring it back with Restart (defer it: the tests after this one need the bed).
+func (b *Bed) KillBroker(t testing.TB, name string) time.Time {
+	t.Helper()
+	pid := b.brokerPID(t, name)
+	at := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %d (cluster %s): %v", pid, name, err)
+	}
+	Eventually(t, 30*time.Second, func() error {
+		if syscall.Kill(pid, 0) == nil {
+			return fmt.Errorf("broker of %s (pid %d) still alive", name, pid)
+		}
+		return nil
+	})
+	return at
+}
+
+// PauseBroker stops the only broker of cluster name with SIGSTOP: its connections stay open
+// and nothing answers, as with a hung broker or a link that drops packets. It returns the
+// function that resumes it (SIGCONT); defer it.
+func (b *Bed) PauseBroker(t testing.TB, name string) (resume func()) {
+	t.Helper()
+	pid := b.brokerPID(t, name)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("kill -STOP %d (cluster %s): %v", pid, name, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) }
+}
+
+func (b *Bed) brokerPID(t testing.TB, name string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(b.Dir, name, "broker.pid"))
+	if err != nil {
+		t.Fatalf("cluster %s: no pid file: %v", name, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatalf("cluster %s: pid file: %v", name, err)
+	}
+	return pid
+}
+
+// Restart starts cluster name again after KillBroker (same data directory, same ports) and
+// waits until it answers.
+func (b *Bed) Restart(t testing.TB, name string) {
+	t.Helper()
+	Script(t, "up", name)
+}
+
+// Load produces numbered records to topic at about perSecond records per second, round
+// robin over its partitions, until Stop. It keeps going through outages of the cluster
+// (records it could not deliver may still arrive later, or never): compare a copy with what
+// the cluster holds, not with what Load sent. Each value is 8 bytes of sequence number.
+type Load struct {
+	stop context.CancelFunc
+	done chan struct{}
+	sent atomic.Int64
+	errs atomic.Int64
+}
+
+// StartLoad starts a Load on the cluster; Stop it before reading the topic for a final count.
+func (c Cluster) StartLoad(t testing.TB, topic string, parts, perSecond int) *Load {
+	t.Helper()
+	p, err := rdkafka.NewProducer("load "+c.Name, rdkafka.Config{"bootstrap.servers": c.Bootstrap, "linger.ms": "5",
+		"enable.idempotence": "true", "message.timeout.ms": "20000", "log_level": "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, stop := context.WithCancel(context.Background())
+	l := &Load{stop: stop, done: make(chan struct{})}
+	const tick = 50 * time.Millisecond
+	batch := max(perSecond/int(time.Second/tick), 1)
+	go func() {
+		defer close(l.done)
+		defer p.CloseWithin(0)
+		seq := 0
+		tk := time.NewTicker(tick)
+		defer tk.Stop()
+		for {
+			select {
+			case <-all.Done():
+				return
+			case <-tk.C:
+			}
+			recs := make([]rdkafka.Record, batch)
+			for i := range recs {
+				v := make([]byte, 8)
+				binary.BigEndian.PutUint64(v, uint64(seq))
+				recs[i] = rdkafka.Record{Topic: topic, Partition: int32(seq % parts), Value: v}
+				seq++
+			}
+			ctx, cancel := context.WithTimeout(all, 5*time.Second)
+			if _, err := p.ProduceSync(ctx, recs); err != nil {
+				l.errs.Add(1)
+			} else {
+				l.sent.Add(int64(len(recs)))
+			}
+			cancel()
+		}
+	}()
+	t.Cleanup(func() { l.Stop() })
+	return l
+}
+
+// Stop ends the load and returns how many records were acknowledged.
+func (l *Load) Stop() int64 {
+	l.stop()
+	<-l.done
+	return l.sent.Load()
+}
+
+// Sent is the number of records acknowledged so far.
+func (l *Load) Sent() int64 { return l.sent.Load() }

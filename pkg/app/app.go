@@ -29,6 +29,7 @@ const (
 	ExitUsage       = 2
 	ExitCheckFailed = 3
 	ExitUnreachable = 4
+	ExitIncomplete  = 5
 	ExitInterrupted = 130
 )
 
@@ -39,6 +40,9 @@ const exitCodeHelp = `EXIT CODES:
    2    usage or configuration error (nothing was written to any cluster)
    3    check failed (verify mismatch, lag over threshold, unhealthy flow, refused precondition)
    4    cluster unreachable, or authentication/TLS failure
+   5    stopped incomplete: replicate's drain after SIGINT/SIGTERM hit --shutdown-timeout with
+        records not yet acknowledged by the target (nothing is lost: they are copied again on
+        the next start, as progress is stored only for acknowledged records)
    130  interrupted (SIGINT/SIGTERM)
 `
 
@@ -59,6 +63,8 @@ func ExitCode(err error) int {
 		return ExitUnreachable
 	case kerr.Interrupted:
 		return ExitInterrupted
+	case kerr.Incomplete:
+		return ExitIncomplete
 	default:
 		return ExitFailure
 	}

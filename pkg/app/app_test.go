@@ -24,7 +24,7 @@ func TestHelpListsCommandsAndExitCodes(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"replicate", "status", "lag", "translate-offsets", "failover", "failback", "verify", "config",
-		"EXIT CODES", "130  interrupted", "4    cluster unreachable"} {
+		"EXIT CODES", "130  interrupted", "4    cluster unreachable", "5    stopped incomplete"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q:\n%s", want, out)
 		}
@@ -86,7 +86,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 func TestExitCodeTable(t *testing.T) {
 	cases := map[int]error{
 		0: nil, 1: kerr.New(kerr.Failure, "x"), 2: kerr.New(kerr.Usage, "x"), 3: kerr.New(kerr.CheckFailed, "x"),
-		4: kerr.New(kerr.Unreachable, "x"), 130: kerr.New(kerr.Interrupted, "x"),
+		4: kerr.New(kerr.Unreachable, "x"), 5: kerr.New(kerr.Incomplete, "x"), 130: kerr.New(kerr.Interrupted, "x"),
 	}
 	for want, err := range cases {
 		if got := ExitCode(err); got != want {

@@ -126,11 +126,19 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 		if ep.Err != "" {
 			worse(Degraded, "replicate endpoint %s: %s", ep.URL, ep.Err)
 		} else {
+			stalledSaid := false
 			for _, c := range []string{"MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"} {
 				switch st := ep.State[c]; st {
 				case "FAILED":
 					worse(Down, "replicate at %s reports %s FAILED: %s", ep.URL, c, firstLine(ep.Trace[c]))
-				case "", "RUNNING":
+				case "RUNNING":
+					// A RUNNING connector with a trace cannot move (kmm replicate --listen
+					// reports a cluster it needs unreachable, or a stall).
+					if tr := ep.Trace[c]; tr != "" && !stalledSaid {
+						stalledSaid = true // the connectors of a flow share the reason: say it once
+						worse(Down, "replicate at %s: %s is %s", ep.URL, c, firstLine(tr))
+					}
+				case "":
 				default:
 					if c == "MirrorSourceConnector" && s.Enabled {
 						worse(Degraded, "replicate at %s reports %s %s", ep.URL, c, st)

@@ -45,6 +45,11 @@ func TestEvaluate(t *testing.T) {
 		{"endpoint failed", func(s *FlowStatus) {
 			s.Endpoint = &EndpointStatus{URL: "http://x", State: map[string]string{"MirrorSourceConnector": "FAILED"}, Trace: map[string]string{"MirrorSourceConnector": "boom\nstack"}}
 		}, Down, "replicate at http://x reports MirrorSourceConnector FAILED: boom"},
+		{"endpoint stalled", func(s *FlowStatus) {
+			tr := "stalled: cluster B (b:9092) is unreachable since 2023-11-14T22:13:20Z (for 42s): connection refused"
+			s.Endpoint = &EndpointStatus{URL: "http://x", State: map[string]string{"MirrorSourceConnector": "RUNNING", "MirrorHeartbeatConnector": "RUNNING"},
+				Trace: map[string]string{"MirrorSourceConnector": tr, "MirrorHeartbeatConnector": tr}}
+		}, Down, "replicate at http://x: MirrorSourceConnector is stalled: cluster B (b:9092) is unreachable since 2023-11-14T22:13:20Z (for 42s): connection refused"},
 		{"endpoint down", func(s *FlowStatus) { s.Endpoint = &EndpointStatus{URL: "http://x", Err: "connection refused"} }, Degraded, "replicate endpoint http://x: connection refused"},
 		{"endpoint without flow", func(s *FlowStatus) { s.Endpoint = &EndpointStatus{URL: "http://x", State: map[string]string{}} }, Degraded, "does not run this flow"},
 		{"never ran", func(s *FlowStatus) {
@@ -58,6 +63,9 @@ func TestEvaluate(t *testing.T) {
 		r := Evaluate(s, now, Limits{})
 		if r.State != c.state || !strings.Contains(strings.Join(r.Reasons, "|"), c.want) {
 			t.Errorf("%s: %s %q", c.name, r.State, r.Reasons)
+		}
+		if n := strings.Count(strings.Join(r.Reasons, "|"), "is stalled"); n > 1 {
+			t.Errorf("%s: the stall is said %d times: %q", c.name, n, r.Reasons)
 		}
 	}
 }

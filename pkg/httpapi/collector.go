@@ -20,7 +20,7 @@ var (
 
 // descs are the metric descriptions of the collector. They are immutable once built.
 type descs struct {
-	flowUp *prometheus.Desc
+	flowUp, flowStalled, clusterUp *prometheus.Desc
 
 	recordCount, byteCount        *prometheus.Desc
 	replLatency, replLatencyMax   *prometheus.Desc
@@ -43,7 +43,9 @@ func newDescs() *descs {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &descs{
-		flowUp: d("kmm_flow_up", "1 while the flow S->T runs, 0 when it is starting, stopped or failed.", flowLabels),
+		flowUp:      d("kmm_flow_up", "1 while the flow S->T runs, 0 when it is starting, stopped or failed.", flowLabels),
+		flowStalled: d("kmm_flow_stalled_seconds", "Seconds since the flow last delivered a record while records waited (fetched and not acknowledged by the target, or on the source and not fetched); 0 while records move or nothing waits.", flowLabels),
+		clusterUp:   d("kmm_cluster_up", "1 while the cluster is reachable, 0 after 10 s without a usable connection to it (see /readyz for since when and why).", []string{"cluster"}),
 
 		recordCount:    d("kmm_mirror_source_record_count_total", "Records acknowledged by the target since start (MM2 MirrorSourceConnector record-count).", partLabels),
 		byteCount:      d("kmm_mirror_source_byte_count_total", "Value bytes (not keys or headers) of the records acknowledged by the target since start (MM2 byte-count).", partLabels),
@@ -79,7 +81,7 @@ func newDescs() *descs {
 }
 
 func (d *descs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.flowUp,
+	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.clusterUp,
 		d.recordCount, d.byteCount, d.replLatency, d.replLatencyMax, d.recordAge, d.recordAgeMax,
 		d.lagRecords, d.lagSeconds, d.gapRecords, d.endOffset, d.ackedOffset, d.storedOffset, d.lastAck,
 		d.heartbeats, d.heartbeatLast, d.offsetSyncs, d.offsetSyncLast,
@@ -131,8 +133,27 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- m
 		emit(maxDesc, prometheus.GaugeValue, float64(l.MaxMs), labels...)
 	}
-	for _, f := range c.src.Stats() {
+	flows := c.src.Stats()
+	seen := map[string]bool{}
+	for _, f := range flows {
+		for _, cl := range f.Clusters {
+			if !seen[cl.Alias] {
+				seen[cl.Alias] = true
+				up := true
+				for _, g := range flows { // down for one flow is down
+					for _, o := range g.Clusters {
+						up = up && (o.Alias != cl.Alias || o.Up)
+					}
+				}
+				emit(d.clusterUp, prometheus.GaugeValue, b2f(up), cl.Alias)
+			}
+		}
+	}
+	for _, f := range flows {
 		emit(d.flowUp, prometheus.GaugeValue, b2f(f.Running), f.Source, f.Target)
+		if f.Stall != nil {
+			emit(d.flowStalled, prometheus.GaugeValue, f.Stall.Seconds, f.Source, f.Target)
+		}
 		for _, p := range f.Partitions {
 			l := []string{f.Source, f.Target, p.RemoteTopic, strconv.Itoa(int(p.Partition))}
 			emit(d.recordCount, prometheus.CounterValue, float64(p.Records), l...)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kmmproject/kmm/mm2conf/clientconf"
 )
@@ -93,8 +94,10 @@ type (
 	}
 )
 
-// state is the connector's Connect state and, when FAILED, the error as its trace.
-func (c connector) state() (string, string) {
+// state is the connector's Connect state and its trace: the error when FAILED; while RUNNING,
+// why the flow cannot move (a cluster it needs unreachable, a stall), as Connect keeps a task
+// RUNNING while its clients retry.
+func (c connector) state(now time.Time) (string, string) {
 	f := c.flow
 	switch {
 	case f.Err != "":
@@ -104,7 +107,7 @@ func (c connector) state() (string, string) {
 	case c.kind == CheckpointConnector && !f.CheckpointsRunning:
 		return StateUnassigned, ""
 	}
-	return StateRunning, ""
+	return StateRunning, outageTrace(c, now)
 }
 
 // tasks is the connector's task count: one per replication pipeline for the source
@@ -128,7 +131,7 @@ func (c connector) tasks() int {
 }
 
 func (s *Server) status(c connector) connectorStatus {
-	state, trace := c.state()
+	state, trace := c.state(s.opts.Now())
 	st := connectorStatus{Name: c.name, Type: "source", Tasks: []taskState{},
 		Connector: connectorState{State: state, WorkerID: s.workerID, Trace: trace}}
 	for i := range c.tasks() {

@@ -11,7 +11,7 @@
 //
 //	GET /metrics                      Prometheus text format (kmm_*, go_*, process_*)
 //	GET /healthz                      200 {"status":"ok"} while the process serves
-//	GET /readyz                       200 when every flow runs; 503 {"status":"not ready","reasons":[...]}
+//	GET /readyz                       200 when every flow runs and moves; 503 {"status":"not ready","reasons":[...],"clusters":[...]}
 //	GET /                             {"version":...,"commit":...}
 //	GET /connectors[?expand=status|info]
 //	GET /connectors/{name}            {"name","config","tasks","type"}
@@ -42,7 +42,10 @@
 // An enabled flow has the source, checkpoint and heartbeat connectors; a heartbeats-only flow
 // only the heartbeat connector. States: FAILED (with the flow's error as "trace") when the
 // flow failed; UNASSIGNED while it is not running (starting, draining, stopped), and for the
-// checkpoint connector while FlowStats.CheckpointsRunning is false; RUNNING otherwise. Tasks:
+// checkpoint connector while FlowStats.CheckpointsRunning is false; RUNNING otherwise. A
+// RUNNING connector (and its tasks) whose flow cannot move carries the reason as "trace",
+// starting with "stalled: " (a cluster it needs unreachable since when and why, or no record
+// delivered for a while): Connect, too, keeps tasks RUNNING while their clients retry. Tasks:
 // one per replication pipeline (tasks.max) for the source connector; one for the checkpoint
 // and heartbeat connectors when they emit, else none. The worker_id is Options.WorkerID,
 // default "<hostname>:<port>". GET /connectors/{name} returns MM2's connector config of the
@@ -67,6 +70,8 @@
 // Populated today (from replicator.Stats through replsource):
 //
 //	kmm_flow_up                                  gauge    flow       1 running, 0 starting/stopped/failed
+//	kmm_flow_stalled_seconds                     gauge    flow       since the last delivery while records wait (0: moving or idle)
+//	kmm_cluster_up                               gauge    cluster    1 reachable, 0 after 10 s without a usable connection
 //	kmm_mirror_source_record_count_total         counter  partition  records acked by the target (MM2 record-count)
 //	kmm_mirror_source_byte_count_total           counter  partition  value bytes of those (MM2 byte-count)
 //	kmm_mirror_source_replication_latency_ms     summary  partition  ack time − record timestamp, _sum/_count (MM2 replication-latency-ms)

@@ -175,17 +175,26 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 
 // readiness is the /readyz body.
 type readiness struct {
-	Status  string   `json:"status"` // "ready" or "not ready"
-	Flows   int      `json:"flows"`
-	Reasons []string `json:"reasons,omitempty"`
+	Status   string        `json:"status"` // "ready" or "not ready"
+	Flows    int           `json:"flows"`
+	Reasons  []string      `json:"reasons,omitempty"`
+	Clusters []clusterView `json:"clusters,omitempty"`
 }
 
-// GET /readyz: 200 when every flow runs, 503 with the reasons otherwise.
+// GET /readyz: 200 when every flow runs and moves; 503 with the reasons otherwise: a flow
+// failed or not running, a cluster a flow needs unreachable (since when, and why), a flow
+// stalled. /healthz stays 200 meanwhile: the process is alive and retrying.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	flows := s.src.Stats()
-	rd := readiness{Status: "ready", Flows: len(flows)}
+	now := s.opts.Now()
+	rd := readiness{Status: "ready", Flows: len(flows), Clusters: clustersOf(flows, now)}
 	if len(flows) == 0 {
 		rd.Reasons = append(rd.Reasons, "no flows: replication has not started")
+	}
+	for _, c := range rd.Clusters {
+		if !c.Up {
+			rd.Reasons = append(rd.Reasons, c.unreachable(now)+"; needed by "+strings.Join(c.Flows, ", "))
+		}
 	}
 	for _, f := range flows {
 		switch {
@@ -193,6 +202,8 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 			rd.Reasons = append(rd.Reasons, fmt.Sprintf("flow %s failed: %s", f.Name(), f.Err))
 		case !f.Running:
 			rd.Reasons = append(rd.Reasons, fmt.Sprintf("flow %s is not running (starting, draining or stopped)", f.Name()))
+		case f.Stall != nil && f.Stall.Stalled:
+			rd.Reasons = append(rd.Reasons, stalled(f))
 		}
 	}
 	code := http.StatusOK

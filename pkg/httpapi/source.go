@@ -43,6 +43,13 @@ type FlowStats struct {
 
 	// Optional sections: nil means "not measured by this build"; the matching metrics are then
 	// not exported at all (rather than as zeros).
+	//
+	// Clusters the flow needs (source and target; the target only for a heartbeats-only flow)
+	// and whether the process can reach them. A cluster down makes /readyz 503 and adds the
+	// reason to the trace of the Connect-style statuses.
+	Clusters []ClusterStatus
+	// Stall: records waiting with none delivered (nil: not measured).
+	Stall       *StallStats
 	Heartbeats  *EmitterStats    // records written to T's heartbeats topic
 	OffsetSyncs *EmitterStats    // records written to the offset-syncs topic
 	Checkpoints *CheckpointStats // checkpoints and group offset sync
@@ -72,6 +79,27 @@ type PartitionStats struct {
 	ReplicationLatency Latency
 	// RecordAge is MM2's record-age-ms: poll time − record timestamp (nil: not measured).
 	RecordAge *Latency
+}
+
+// ClusterStatus is whether the process can reach one cluster a flow needs.
+type ClusterStatus struct {
+	Alias     string
+	Bootstrap string
+	Role      string // "source" or "target"
+	Up        bool
+	DownSince time.Time // first failure of the current outage (zero while up)
+	Cause     string    // why it is unreachable: "connection refused: …", "DNS: …", "TLS: …", "SASL: …", "timeout: …"
+}
+
+// StallStats says whether a flow moves.
+type StallStats struct {
+	// Seconds since a record was last delivered while records waited (fetched and not
+	// acknowledged, or on the source and not fetched); 0 when nothing waits or records move.
+	Seconds float64
+	// Stalled: Seconds is past the replicator's stall threshold.
+	Stalled bool
+	// WaitingRecords is how many records wait (-1 unknown).
+	WaitingRecords int64
 }
 
 // Latency accumulates millisecond samples since start.

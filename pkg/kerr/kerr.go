@@ -23,6 +23,10 @@ const (
 	Interrupted
 	// NotImplemented is a command that does not exist yet (exit 1).
 	NotImplemented
+	// Incomplete is a run stopped on request within its time bound before all its work was
+	// delivered: `replicate` after SIGINT/SIGTERM with records the target never acknowledged.
+	// Nothing is lost (they are copied again on restart), but the stop was not clean (exit 5).
+	Incomplete
 )
 
 func (k Kind) String() string {
@@ -37,6 +41,8 @@ func (k Kind) String() string {
 		return "interrupted"
 	case NotImplemented:
 		return "not implemented"
+	case Incomplete:
+		return "incomplete"
 	default:
 		return "failure"
 	}

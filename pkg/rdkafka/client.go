@@ -18,8 +18,9 @@ type Producer struct {
 }
 
 // NewProducer creates a producer for one cluster.
-func NewProducer(name string, cfg Config) (*Producer, error) {
-	p, err := kafka.NewProducer(cfg.configMap(failFast))
+func NewProducer(name string, cfg Config, opts ...Option) (*Producer, error) {
+	o := collect(opts)
+	p, err := kafka.NewProducer(cfg.configMap(withLogs(failFast, o)))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid producer configuration: %w", name, err))
 	}
@@ -27,17 +28,53 @@ func NewProducer(name string, cfg Config) (*Producer, error) {
 	go func() {
 		// Drain events that carry no per-message channel (client-level errors, logs) so Flush
 		// never waits on an unread queue (librdkafka-notes gotcha 1).
-		for range p.Events() {
+		for ev := range p.Events() {
+			if e, ok := ev.(kafka.Error); ok && o.problems != nil {
+				o.problems(e)
+			}
 		}
 	}()
+	if o.problems != nil {
+		go bridgeLogs(p.Logs(), o.problems)
+	}
 	return pr, nil
 }
 
-// Close flushes (up to 10 s) and closes the producer.
-func (p *Producer) Close() {
-	p.p.Flush(10_000)
-	p.p.Close()
+// withLogs adds go.logs.channel.enable to extra when problems are routed to a handler.
+func withLogs(extra map[string]string, o options) map[string]string {
+	if o.problems == nil {
+		return extra
+	}
+	m := make(map[string]string, len(extra)+1)
+	for k, v := range extra {
+		m[k] = v
+	}
+	m["go.logs.channel.enable"] = "true"
+	return m
 }
+
+// Close flushes (up to 10 s) and closes the producer.
+func (p *Producer) Close() { p.CloseWithin(10 * time.Second) }
+
+// CloseWithin waits up to d for queued records to be delivered, discards (purges) what is
+// still queued or in flight after that, and closes the producer. Purged records get a failed
+// delivery report (ProduceSync callers have given up on them already). It returns how many
+// records were discarded. With nothing left to wait for, closing takes milliseconds even when
+// the cluster is unreachable.
+func (p *Producer) CloseWithin(d time.Duration) int {
+	if d > 0 && p.p.Len() > 0 {
+		p.p.Flush(int(d.Milliseconds()))
+	}
+	n := p.p.Len()
+	if n > 0 {
+		_ = p.p.Purge(kafka.PurgeQueue | kafka.PurgeInFlight | kafka.PurgeNonBlocking)
+	}
+	p.p.Close()
+	return n
+}
+
+// Len is the number of records queued, in flight, or whose delivery report is not yet read.
+func (p *Producer) Len() int { return p.p.Len() }
 
 func toMessage(r *Record) *kafka.Message {
 	t := r.Topic
@@ -119,23 +156,28 @@ func (p *Producer) ProduceSync(ctx context.Context, recs []Record) ([]int64, err
 
 // Consumer wraps a librdkafka consumer used in assign mode (no group management).
 type Consumer struct {
-	c    *kafka.Consumer
-	name string
+	c        *kafka.Consumer
+	name     string
+	problems func(error)
 }
 
 // NewConsumer creates a consumer. group.id defaults to a throwaway id since librdkafka
 // requires one even in assign mode; commits are off unless the caller enables them.
-func NewConsumer(name string, cfg Config) (*Consumer, error) {
+func NewConsumer(name string, cfg Config, opts ...Option) (*Consumer, error) {
+	o := collect(opts)
 	extra := map[string]string{"group.id": "kmm-assign", "enable.auto.commit": "false", "enable.auto.offset.store": "false",
 		"enable.partition.eof": "false", "go.logs.channel.enable": "false"}
 	for k, v := range failFast {
 		extra[k] = v
 	}
-	c, err := kafka.NewConsumer(cfg.configMap(extra))
+	c, err := kafka.NewConsumer(cfg.configMap(withLogs(extra, o)))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid consumer configuration: %w", name, err))
 	}
-	return &Consumer{c: c, name: name}, nil
+	if o.problems != nil {
+		go bridgeLogs(c.Logs(), o.problems)
+	}
+	return &Consumer{c: c, name: name, problems: o.problems}, nil
 }
 
 // Close closes the consumer.
@@ -198,6 +240,9 @@ func (c *Consumer) Poll(ctx context.Context, max int, wait time.Duration) ([]Rec
 		case kafka.Error:
 			if e.IsFatal() {
 				return out, Classify(fmt.Errorf("%s: consumer: %w", c.name, e))
+			}
+			if c.problems != nil {
+				c.problems(e)
 			}
 		}
 	}

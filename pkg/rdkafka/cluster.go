@@ -11,6 +11,7 @@ type Cluster struct {
 	*Admin
 	alias, bootstrap   string
 	consumer, producer Config
+	opts               []Option // given to every client of the side (problem reporting)
 }
 
 var (
@@ -21,13 +22,14 @@ var (
 )
 
 // NewCluster creates the admin client of cluster alias; readers and producers are created on
-// demand with consumer and producer settings.
-func NewCluster(alias, bootstrap string, admin, consumer, producer Config) (*Cluster, error) {
-	a, err := NewAdmin("cluster "+alias, admin)
+// demand with consumer and producer settings. opts apply to the admin client and to every
+// reader and producer made from the Cluster.
+func NewCluster(alias, bootstrap string, admin, consumer, producer Config, opts ...Option) (*Cluster, error) {
+	a, err := NewAdmin("cluster "+alias, admin, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Admin: a, alias: alias, bootstrap: bootstrap, consumer: consumer, producer: producer}, nil
+	return &Cluster{Admin: a, alias: alias, bootstrap: bootstrap, consumer: consumer, producer: producer, opts: opts}, nil
 }
 
 // Alias is the cluster's alias in the MM2 file.
@@ -38,7 +40,7 @@ func (c *Cluster) Bootstrap() string { return c.bootstrap }
 
 // NewReader opens an assign-mode consumer with the side's consumer settings.
 func (c *Cluster) NewReader() (cluster.Reader, error) {
-	r, err := NewConsumer(c.Name(), c.consumer)
+	r, err := NewConsumer(c.Name(), c.consumer, c.opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +49,7 @@ func (c *Cluster) NewReader() (cluster.Reader, error) {
 
 // NewProducer opens a producer with the side's producer settings and overrides on top.
 func (c *Cluster) NewProducer(overrides map[string]string) (cluster.Producer, error) {
-	p, err := NewProducer(c.Name(), merge(overrides, c.producer))
+	p, err := NewProducer(c.Name(), merge(overrides, c.producer), c.opts...)
 	if err != nil {
 		return nil, err
 	}

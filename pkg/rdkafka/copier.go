@@ -61,6 +61,15 @@ type Copier struct {
 	byTopic map[string][]*CopyPart
 	stop    atomic.Bool
 	fatal   atomic.Pointer[error]
+	closed  atomic.Bool
+	// handleMu guards the handles against InFlight callers (metrics) during Close.
+	handleMu  sync.RWMutex
+	destroyed bool
+	giveUp    atomic.Bool // stop waiting for room in the producer queue (Abandon, Close)
+
+	purging atomic.Bool  // Abandon purged the producer: purge reports are not failures
+	purged  atomic.Int64 // records whose delivery report said purged
+	dropped atomic.Int64 // records polled but never produced because the copier stopped
 	calls   chan func()
 	done    chan struct{} // delivery goroutine ended
 	cdone   chan struct{} // consumer goroutine ended
@@ -123,8 +132,8 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	}
 	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset,
 		calls: make(chan func(), 16), done: make(chan struct{}), cdone: make(chan struct{})}
-	go bridgeLogs(cons.Logs(), "source", h)
-	go bridgeLogs(prod.Logs(), "target", h)
+	go bridgeLogs(cons.Logs(), func(err error) { h.Warn("source", err) })
+	go bridgeLogs(prod.Logs(), func(err error) { h.Warn("target", err) })
 	return c, nil
 }
 
@@ -228,6 +237,9 @@ func (c *Copier) runConsumer(ctx context.Context) {
 					c.setFatal(fmt.Errorf("%s: source consumer: %w", c.name, e))
 					return
 				}
+				if e.Code() == kafka.ErrMaxPollExceeded {
+					continue // assign mode has no group membership to lose; the target was slow or away
+				}
 				c.h.Warn("source", e)
 			}
 			continue
@@ -273,11 +285,23 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			}
 			var ke kafka.Error
 			if errors.As(err, &ke) && ke.Code() == kafka.ErrQueueFull {
-				c.prod.Flush(10) // target slower than source: wait for room, never drop
+				// Target slower than source (or unreachable): wait for room, never drop. Once
+				// the caller gives up (Abandon, Close), give the record up too: it was never
+				// produced, so no position past it can be stored, and it is copied again after
+				// a restart.
+				if c.giveUp.Load() {
+					c.dropped.Add(1)
+					return
+				}
+				c.prod.Flush(10)
 				continue
 			}
 			if errors.As(err, &ke) && ke.Code() == kafka.ErrUnknownPartition && c.awaitPartition(ctx, p.DstTopic, part) {
 				continue // the partition was just created: the producer's metadata now knows it
+			}
+			if c.stop.Load() || ctx.Err() != nil {
+				c.dropped.Add(1) // stopping while waiting for a new partition: copied after restart
+				return
 			}
 			c.setFatal(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, part, err))
 			return
@@ -319,6 +343,11 @@ func (c *Copier) runDeliveries() {
 					continue
 				}
 				if m.TopicPartition.Error != nil {
+					if c.purging.Load() && (IsCode(m.TopicPartition.Error, kafka.ErrPurgeQueue) || IsCode(m.TopicPartition.Error, kafka.ErrPurgeInflight)) {
+						// Given up on at stop (Abandon): never acknowledged, so never stored.
+						c.purged.Add(1)
+						continue
+					}
 					c.setFatal(fmt.Errorf("%s: target rejected the record from %s[%d] offset %d: %w",
 						c.name, s.p.SrcTopic, s.p.Partition, s.srcOff, m.TopicPartition.Error))
 					continue
@@ -346,18 +375,19 @@ func (c *Copier) Drain(timeout time.Duration) bool {
 	c.stop.Store(true)
 	deadline := time.Now().Add(timeout)
 	// The consumer goroutine may hold a record it polled before stop was set: wait until it has
-	// produced it and returned, or that record reaches the target after the caller stored its
-	// positions (and is copied again on restart).
+	// produced it (or given it up) and returned, or that record reaches the target after the
+	// caller stored its positions (and is copied again on restart).
 	select {
 	case <-c.cdone:
 	case <-time.After(time.Until(deadline)):
 		return false
 	}
 	for c.prod.Len() > 0 {
-		if time.Now().After(deadline) {
+		left := time.Until(deadline)
+		if left <= 0 {
 			return false
 		}
-		c.prod.Flush(100)
+		c.prod.Flush(int(min(left, 100*time.Millisecond).Milliseconds()) + 1)
 	}
 	// Len is 0 once the delivery goroutine has taken the last report off the channel, maybe
 	// before its Acked call returned; a call serialised behind it waits for that.
@@ -365,21 +395,76 @@ func (c *Copier) Drain(timeout time.Duration) bool {
 	return true
 }
 
-// Close closes both clients. Call after Start (and normally after Drain).
-func (c *Copier) Close() {
+// StopFetching stops the consumer goroutine without waiting for the target: it returns once
+// the goroutine has ended, or after timeout.
+func (c *Copier) StopFetching(timeout time.Duration) bool {
 	c.stop.Store(true)
+	select {
+	case <-c.cdone:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// Abandon gives up on every record not yet acknowledged: it stops fetching, purges the
+// producer's queue and in-flight requests, and waits up to timeout for their (failed) delivery
+// reports, so that no acknowledgement can arrive afterwards. It returns how many records were
+// given up (purged, or polled and never produced). Nothing is lost: the caller stores
+// positions only for acknowledged records, so these are copied again after a restart.
+func (c *Copier) Abandon(timeout time.Duration) int64 {
+	deadline := time.Now().Add(timeout)
+	c.giveUp.Store(true)
+	c.StopFetching(timeout)
+	c.purging.Store(true)
+	if c.prod.Len() > 0 {
+		_ = c.prod.Purge(kafka.PurgeQueue | kafka.PurgeInFlight | kafka.PurgeNonBlocking)
+	}
+	for c.prod.Len() > 0 && time.Now().Before(deadline) {
+		c.prod.Flush(20) // serves the purge reports
+	}
+	c.OnDeliveryGoroutine(func() {})
+	return c.purged.Load() + c.dropped.Load()
+}
+
+// InFlight is the number of records produced and not yet acknowledged (or reported failed);
+// 0 once the copier is closed.
+func (c *Copier) InFlight() int {
+	c.handleMu.RLock()
+	defer c.handleMu.RUnlock()
+	if c.destroyed {
+		return 0
+	}
+	return c.prod.Len()
+}
+
+// Close closes both clients. Call after Start (and normally after Drain or Abandon). Records
+// still queued are purged first, so closing does not wait for an unreachable target.
+func (c *Copier) Close() {
+	if !c.closed.CompareAndSwap(false, true) {
+		return
+	}
+	c.stop.Store(true)
+	c.giveUp.Store(true)
 	<-c.cdone
+	c.purging.Store(true)
+	if c.prod.Len() > 0 {
+		_ = c.prod.Purge(kafka.PurgeQueue | kafka.PurgeInFlight | kafka.PurgeNonBlocking)
+	}
+	c.handleMu.Lock()
+	c.destroyed = true
 	_ = c.cons.Close()
 	c.prod.Close()
+	c.handleMu.Unlock()
 	<-c.done
 }
 
-// bridgeLogs hands librdkafka's own log lines of warning level or worse to the handler (which
-// rate-limits them) instead of letting them go to stderr unformatted; notices are dropped.
-func bridgeLogs(logs chan kafka.LogEvent, side string, h CopyHandler) {
+// bridgeLogs hands librdkafka's own log lines of warning level or worse to f (as *LogError)
+// instead of letting them go to stderr unformatted; notices are dropped.
+func bridgeLogs(logs chan kafka.LogEvent, f func(error)) {
 	for l := range logs {
 		if l.Level <= 4 {
-			h.Warn(side, fmt.Errorf("librdkafka %s: %s", l.Tag, l.Message))
+			f(&LogError{Level: l.Level, Tag: l.Tag, Msg: l.Message})
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -125,12 +126,44 @@ func IsCode(err error, code kafka.ErrorCode) bool {
 // Admin wraps a librdkafka admin client.
 type Admin struct {
 	a       *kafka.AdminClient
+	parent  *kafka.Producer // set when the client's logs and errors go to a handler
 	timeout time.Duration
 	name    string
+
+	// Blocking librdkafka calls that cannot be interrupted (metadata) run in a goroutine the
+	// caller stops waiting for when its context ends. The handle is destroyed by Close, or,
+	// when such calls are still running then, by the last of them as it ends: never under a
+	// call, and Close never waits for one.
+	mu        sync.Mutex
+	inflight  int
+	closed    bool
+	destroyed bool
 }
 
 // NewAdmin creates an admin client for one cluster. name labels errors ("cluster A").
-func NewAdmin(name string, cfg Config) (*Admin, error) {
+func NewAdmin(name string, cfg Config, opts ...Option) (*Admin, error) {
+	o := collect(opts)
+	if o.problems != nil {
+		// A standalone admin client has no log channel: derive it from a producer that has one.
+		p, err := kafka.NewProducer(cfg.configMap(withLogs(failFast, o)))
+		if err != nil {
+			return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))
+		}
+		a, err := kafka.NewAdminClientFromProducer(p)
+		if err != nil {
+			p.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		go func() {
+			for ev := range p.Events() {
+				if e, ok := ev.(kafka.Error); ok {
+					o.problems(e)
+				}
+			}
+		}()
+		go bridgeLogs(p.Logs(), o.problems)
+		return &Admin{a: a, parent: p, timeout: 30 * time.Second, name: name}, nil
+	}
 	a, err := kafka.NewAdminClient(cfg.configMap(failFast))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))
@@ -138,8 +171,61 @@ func NewAdmin(name string, cfg Config) (*Admin, error) {
 	return &Admin{a: a, timeout: 30 * time.Second, name: name}, nil
 }
 
-// Close releases the client.
-func (a *Admin) Close() { a.a.Close() }
+// Close releases the client. It does not wait for metadata calls still running in the
+// background (abandoned by callers whose context ended): the last of them releases the client
+// when it ends, within its own timeout.
+func (a *Admin) Close() {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return
+	}
+	a.closed = true
+	now := a.inflight == 0
+	a.destroyed = now
+	a.mu.Unlock()
+	if now {
+		a.destroy()
+	}
+}
+
+func (a *Admin) destroy() {
+	a.a.Close()
+	if a.parent != nil {
+		a.parent.Close()
+	}
+}
+
+// detached runs f (a blocking librdkafka call bounded by its own timeout) so that the caller
+// can stop waiting when ctx ends; f keeps the handle alive until it returns.
+func (a *Admin) detached(ctx context.Context, f func() error) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return fmt.Errorf("%s: client closed", a.name)
+	}
+	a.inflight++
+	a.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		err := f()
+		a.mu.Lock()
+		a.inflight--
+		last := a.closed && a.inflight == 0 && !a.destroyed
+		a.destroyed = a.destroyed || last
+		a.mu.Unlock()
+		if last {
+			a.destroy()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Name is the label given at creation.
 func (a *Admin) Name() string { return a.name }
@@ -163,7 +249,11 @@ func (a *Admin) wrap(op string, err error) error {
 func (a *Admin) Ping(ctx context.Context, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	id, err := a.a.ClusterID(ctx)
+	var id string
+	err := a.detached(ctx, func() (err error) {
+		id, err = a.a.ClusterID(ctx)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "", kerr.WithHint(kerr.New(kerr.Unreachable, "%s: no answer within %s (%v)", a.name, timeout, err),
@@ -174,13 +264,37 @@ func (a *Admin) Ping(ctx context.Context, timeout time.Duration) (string, error)
 	return id, nil
 }
 
+// Probe asks the cluster for its broker list (a metadata request for no topic) and returns
+// the number of brokers. It fails within timeout, or when ctx ends, if no broker answers.
+func (a *Admin) Probe(ctx context.Context, timeout time.Duration) (int, error) {
+	var n int
+	err := a.detached(ctx, func() error {
+		md, err := a.a.GetMetadata(nil, false, int(max(timeout.Milliseconds(), 1)))
+		if err == nil {
+			n = len(md.Brokers)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, a.wrap("metadata", err)
+	}
+	return n, nil
+}
+
 // ListTopics returns all topics of the cluster (metadata request).
 func (a *Admin) ListTopics(ctx context.Context) (map[string]TopicInfo, error) {
 	tmo := a.timeout
 	if d, ok := ctx.Deadline(); ok {
 		tmo = time.Until(d)
 	}
-	md, err := a.a.GetMetadata(nil, true, int(tmo.Milliseconds()))
+	if tmo <= 0 {
+		return nil, a.wrap("metadata", context.DeadlineExceeded)
+	}
+	var md *kafka.Metadata
+	err := a.detached(ctx, func() (err error) {
+		md, err = a.a.GetMetadata(nil, true, int(max(tmo.Milliseconds(), 1)))
+		return err
+	})
 	if err != nil {
 		return nil, a.wrap("metadata", err)
 	}

@@ -11,14 +11,32 @@ import (
 type ClientStat struct {
 	Name          string       // librdkafka client name
 	Role          string       // "source-consumer", "target-producer"
+	At            time.Time    // when these statistics arrived
 	QueueMessages int64        // msg_cnt: messages in the producer queue
 	QueueBytes    int64        // msg_size
 	Brokers       []BrokerStat // sorted by name
+	// ConsumerLag is the sum over assigned partitions of librdkafka's consumer_lag: records on
+	// the source past the last one handed to kmm (transaction markers excluded); -1 unknown.
+	ConsumerLag int64
+}
+
+// AnyBrokerAnswering reports whether any broker connection of the client was up and had
+// received data within the last d when the statistics were taken (a connection to a hung
+// broker stays UP without receiving anything).
+func (cs ClientStat) AnyBrokerAnswering(d time.Duration) bool {
+	for _, b := range cs.Brokers {
+		if b.State == "UP" && b.RxIdle >= 0 && b.RxIdle < d {
+			return true
+		}
+	}
+	return false
 }
 
 // BrokerStat is one broker connection's statistics.
 type BrokerStat struct {
 	Name             string
+	State            string        // librdkafka broker state: UP, DOWN, CONNECT, AUTH, INIT, TRY_CONNECT, ...
+	RxIdle           time.Duration // since the last data received on the connection (-1: none yet)
 	RTTAvg, RTTP99   time.Duration
 	OutbufRequests   int64
 	WaitrespRequests int64
@@ -31,6 +49,8 @@ type rawStats struct {
 	Brokers map[string]struct {
 		Name     string `json:"name"`
 		NodeID   int    `json:"nodeid"`
+		State    string `json:"state"`
+		RxIdle   int64  `json:"rxidle"` // µs, -1 none
 		Outbuf   int64  `json:"outbuf_cnt"`
 		Waitresp int64  `json:"waitresp_cnt"`
 		RTT      struct {
@@ -38,6 +58,13 @@ type rawStats struct {
 			P99 int64 `json:"p99"`
 		} `json:"rtt"`
 	} `json:"brokers"`
+	Topics map[string]struct {
+		Partitions map[string]struct {
+			Partition   int32 `json:"partition"`
+			Desired     bool  `json:"desired"`
+			ConsumerLag int64 `json:"consumer_lag"`
+		} `json:"partitions"`
+	} `json:"topics"`
 }
 
 // parseStats turns librdkafka's statistics JSON into a ClientStat (bootstrap pseudo-brokers,
@@ -47,12 +74,24 @@ func parseStats(js, role string) (*ClientStat, error) {
 	if err := json.Unmarshal([]byte(js), &r); err != nil {
 		return nil, err
 	}
-	cs := &ClientStat{Name: r.Name, Role: role, QueueMessages: r.MsgCnt, QueueBytes: r.MsgSize}
+	cs := &ClientStat{Name: r.Name, Role: role, QueueMessages: r.MsgCnt, QueueBytes: r.MsgSize, At: time.Now(), ConsumerLag: -1}
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			if p.Partition < 0 || !p.Desired || p.ConsumerLag < 0 {
+				continue
+			}
+			cs.ConsumerLag = max(cs.ConsumerLag, 0) + p.ConsumerLag
+		}
+	}
 	for _, b := range r.Brokers {
 		if b.NodeID < 0 {
 			continue
 		}
-		cs.Brokers = append(cs.Brokers, BrokerStat{Name: b.Name, RTTAvg: time.Duration(b.RTT.Avg) * time.Microsecond,
+		rx := time.Duration(-1)
+		if b.RxIdle >= 0 {
+			rx = time.Duration(b.RxIdle) * time.Microsecond
+		}
+		cs.Brokers = append(cs.Brokers, BrokerStat{Name: b.Name, State: b.State, RxIdle: rx, RTTAvg: time.Duration(b.RTT.Avg) * time.Microsecond,
 			RTTP99: time.Duration(b.RTT.P99) * time.Microsecond, OutbufRequests: b.Outbuf, WaitrespRequests: b.Waitresp})
 	}
 	sort.Slice(cs.Brokers, func(i, j int) bool { return cs.Brokers[i].Name < cs.Brokers[j].Name })

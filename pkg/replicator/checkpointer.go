@@ -36,6 +36,7 @@ type checkpointer struct {
 	skipped     sync.Map // group -> reason (active on target)
 	lastByGroup sync.Map // group -> unix ms of its newest checkpoint
 
+	ctx    context.Context // ends at close
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -60,14 +61,14 @@ func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 		return nil, fmt.Errorf("flow %s: reading %s: %w", f.Name(), topic, err)
 	}
 	store.MarkLoaded()
-	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer)
+	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer, e.clientOpts(e.tgtW))
 	if err != nil {
 		return nil, err
 	}
 	c := &checkpointer{e: e, topic: topic, prod: p, mapping: mapping, store: store, done: make(chan struct{}),
 		tracker: checkpoint.NewTracker(checkpoint.Config{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancel = cancel
+	c.cancel, c.ctx = cancel, cctx
 	go c.run(cctx)
 	return c, nil
 }
@@ -75,7 +76,7 @@ func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 func (c *checkpointer) close() {
 	c.cancel()
 	<-c.done
-	c.prod.Close()
+	c.prod.CloseWithin(0)
 }
 
 // emit writes the checkpoints the decisions call for and confirms them to the tracker.
@@ -89,7 +90,7 @@ func (c *checkpointer) emit(ctx context.Context, ds []checkpoint.Decision) {
 	for _, cp := range cps {
 		k, v, err := checkpoint.Record(cp)
 		if err != nil {
-			c.e.warnLimited("checkpoint-encode", fmt.Sprintf("checkpoint for group %s: %v", cp.Group, err))
+			c.e.warnLimited("checkpoint-encode", err, fmt.Sprintf("checkpoint for group %s: %v", cp.Group, err))
 			continue
 		}
 		recs = append(recs, rdkafka.Record{Topic: c.topic, Partition: 0, Key: k, Value: v, Timestamp: now})
@@ -97,7 +98,7 @@ func (c *checkpointer) emit(ctx context.Context, ds []checkpoint.Decision) {
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := c.prod.ProduceSync(wctx, recs); err != nil {
-		c.e.warnLimited("checkpoint-write", fmt.Sprintf("writing checkpoints to %s on %s: %v (will retry)", c.topic, c.e.flow.Target, err))
+		c.e.warnLimited("checkpoint-write", err, fmt.Sprintf("writing checkpoints to %s on %s: %v (will retry)", c.topic, c.e.flow.Target, err))
 		return
 	}
 	c.tracker.Written(cps, now)
@@ -107,8 +108,9 @@ func (c *checkpointer) emit(ctx context.Context, ds []checkpoint.Decision) {
 	c.written.Add(int64(len(cps)))
 }
 
-// onSyncs is called by the offset-sync writer after syncs were written.
-func (c *checkpointer) onSyncs(syncs []mm2wire.OffsetSync) {
+// onSyncs is called by the offset-sync writer after syncs were written; the checkpoints they
+// allow are written within ctx (the writer's) and the checkpointer's own life.
+func (c *checkpointer) onSyncs(ctx context.Context, syncs []mm2wire.OffsetSync) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	now := time.Now()
@@ -117,7 +119,11 @@ func (c *checkpointer) onSyncs(syncs []mm2wire.OffsetSync) {
 		_, d := c.tracker.AddSync(offsetsync.TP{Topic: s.Topic, Partition: s.Partition}, offsetsync.Sync{Upstream: s.UpstreamOffset, Downstream: s.DownstreamOffset}, now)
 		ds = append(ds, d...)
 	}
-	c.emit(context.Background(), ds)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	c.emit(ctx, ds)
 }
 
 func (c *checkpointer) update(ctx context.Context, group string, offs []checkpoint.SourceOffset, full bool) {
@@ -140,7 +146,7 @@ func (c *checkpointer) run(ctx context.Context) {
 	// meanwhile); where the principal may not read it, polling is all there is.
 	tail, tailErr := c.openTail(ctx)
 	if tailErr != nil {
-		c.e.warnLimited("checkpoint-tail", fmt.Sprintf("cannot follow __consumer_offsets on %s yet (%v): polling group offsets every %s meanwhile", f.Source, tailErr, f.CheckpointPollInterval))
+		c.e.warnLimited("checkpoint-tail", tailErr, fmt.Sprintf("cannot follow __consumer_offsets on %s yet (%v): polling group offsets every %s meanwhile", f.Source, tailErr, f.CheckpointPollInterval))
 	}
 	defer func() {
 		if tail != nil {
@@ -165,7 +171,7 @@ func (c *checkpointer) run(ctx context.Context) {
 		if tail != nil {
 			recs, err := tail.Poll(ctx, 5000, 200*time.Millisecond)
 			if err != nil && ctx.Err() == nil {
-				c.e.warnLimited("checkpoint-tail", fmt.Sprintf("following __consumer_offsets on %s: %v", f.Source, err))
+				c.e.warnLimited("checkpoint-tail", err, fmt.Sprintf("following __consumer_offsets on %s: %v", f.Source, err))
 			}
 			c.applyCommits(ctx, recs)
 		} else {
@@ -208,7 +214,7 @@ func (c *checkpointer) openTail(ctx context.Context) (*rdkafka.Consumer, error) 
 	if err != nil {
 		return nil, err
 	}
-	cons, err := rdkafka.NewConsumer("cluster "+f.Source, f.SourceConsumer)
+	cons, err := rdkafka.NewConsumer("cluster "+f.Source, f.SourceConsumer, c.e.clientOpts(c.e.srcW))
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +263,7 @@ func (c *checkpointer) pollAll(ctx context.Context) {
 	groups, err := c.e.src.ListGroups(pctx)
 	if err != nil {
 		if ctx.Err() == nil {
-			c.e.warnLimited("checkpoint-groups", fmt.Sprintf("listing groups on %s: %v", f.Source, err))
+			c.e.warnLimited("checkpoint-groups", err, fmt.Sprintf("listing groups on %s: %v", f.Source, err))
 		}
 		return
 	}
@@ -290,7 +296,7 @@ func (c *checkpointer) syncGroups(ctx context.Context) {
 	sort.Strings(groups)
 	descs, err := c.e.tgt.DescribeGroups(sctx, groups...)
 	if err != nil {
-		c.e.warnLimited("groupsync", fmt.Sprintf("group offset sync: describing groups on %s: %v", f.Target, err))
+		c.e.warnLimited("groupsync", err, fmt.Sprintf("group offset sync: describing groups on %s: %v", f.Target, err))
 		return
 	}
 	targets := map[string]checkpoint.TargetGroup{}
@@ -322,7 +328,7 @@ func (c *checkpointer) syncGroups(ctx context.Context) {
 			offs[rdkafka.TP{Topic: cm.TP.Topic, Partition: cm.TP.Partition}] = rdkafka.OffsetMeta{Offset: cm.Offset, Metadata: cm.Metadata}
 		}
 		if err := c.e.tgt.AlterGroupOffsets(sctx, p.Group, offs); err != nil {
-			c.e.warnLimited("groupsync-"+p.Group, fmt.Sprintf("group offset sync of %s on %s: %v", p.Group, f.Target, err))
+			c.e.warnLimited("groupsync-"+p.Group, err, fmt.Sprintf("group offset sync of %s on %s: %v", p.Group, f.Target, err))
 			continue
 		}
 		c.e.emit(Event{Type: EvGroupSynced, Message: fmt.Sprintf("committed %d translated offset(s) of group %s on %s", len(p.Commits), p.Group, f.Target), Count: int64(len(p.Commits))})

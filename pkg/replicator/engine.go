@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,19 +24,30 @@ import (
 
 // Options tune a Run.
 type Options struct {
-	Sink            Sink
-	ShutdownTimeout time.Duration // drain budget after ctx ends (default 30 s)
+	Sink Sink
+	// ShutdownTimeout bounds the stop after ctx ends (default 30 s): fetching stops, the
+	// target's acknowledgements are awaited, progress is stored, and every client is closed,
+	// all within this time (plus closeGrace), whatever cluster is unreachable.
+	ShutdownTimeout time.Duration
 	StartTimeout    time.Duration // per-cluster reachability check at start (default 15 s)
 	ProgressEvery   time.Duration // EvProgress cadence (default 10 s; <0 disables)
+	// DownAfter and StallAfter are the outage thresholds (defaults DefaultDownAfter and
+	// DefaultStallAfter).
+	DownAfter, StallAfter time.Duration
 	// Force starts even while Apache MM2 runs the same flow (its Connect group has members).
 	Force bool
 }
+
+// closeGrace is how long past ShutdownTimeout closing the clients may take before Run stops
+// waiting for them (librdkafka's close cannot be interrupted; the process exits anyway).
+const closeGrace = 2 * time.Second
 
 // Replicator runs flows and answers Stats while it does.
 type Replicator struct {
 	flows   []*flow.Flow
 	opt     Options
 	engines atomic.Pointer[[]*engine]
+	watches atomic.Pointer[watches]
 }
 
 // New prepares a replicator; Run starts it.
@@ -54,10 +66,17 @@ func (r *Replicator) Stats() []FlowStats {
 	return out
 }
 
+// Clusters returns what the replicator knows about reaching each cluster (empty before Run
+// has checked them).
+func (r *Replicator) Clusters() []ClusterState { return r.watches.Load().states() }
+
 // Run replicates every flow until ctx ends, then drains (stop fetching, wait for the target's
 // acknowledgements, store progress) and returns nil. A cluster unreachable at start gives a
 // kerr.Unreachable error naming alias and bootstrap; a fatal error in any flow stops all flows
-// (progress already acknowledged is stored) and is returned.
+// (progress already acknowledged is stored) and is returned. When the drain cannot deliver
+// everything within Options.ShutdownTimeout (a cluster is unreachable, the target is slow),
+// Run still returns within that bound (+ closeGrace), with a kerr.Incomplete error saying how
+// many records per flow will be copied again after a restart.
 func Run(ctx context.Context, flows []*flow.Flow, opt Options) error { return New(flows, opt).Run(ctx) }
 
 // Run is the package-level Run for this replicator.
@@ -75,6 +94,12 @@ func (r *Replicator) Run(ctx context.Context) error {
 	if opt.ProgressEvery == 0 {
 		opt.ProgressEvery = 10 * time.Second
 	}
+	if opt.DownAfter <= 0 {
+		opt.DownAfter = DefaultDownAfter
+	}
+	if opt.StallAfter <= 0 {
+		opt.StallAfter = DefaultStallAfter
+	}
 	engines := make([]*engine, 0, len(flows))
 	for _, f := range flows {
 		if !f.Validated() {
@@ -83,72 +108,133 @@ func (r *Replicator) Run(ctx context.Context) error {
 		engines = append(engines, &engine{flow: f, opt: opt, sink: opt.Sink, gaps: make(chan gapCheck, 256), lastWarn: map[string]time.Time{},
 			parts: map[string][]*pstate{}, remote: map[string]string{}})
 	}
-	r.engines.Store(&engines)
-	defer func() {
-		for _, e := range engines {
-			e.running.Store(false)
-			e.close()
-		}
-	}()
-	if err := checkReachable(ctx, engines, opt.StartTimeout); err != nil {
+	ws, err := newWatches(ctx, engines, opt)
+	if err != nil {
 		return err
 	}
+	r.watches.Store(ws)
+	r.engines.Store(&engines)
+	// Whatever happens from here on, the clients are closed within the stop bound.
+	var stopAt atomic.Pointer[time.Time]
+	tornDown := false
+	closeAll := func() {
+		if tornDown {
+			return
+		}
+		tornDown = true
+		begin := time.Now()
+		if t := stopAt.Load(); t != nil {
+			begin = *t
+		}
+		teardown(engines, ws, begin.Add(opt.ShutdownTimeout+closeGrace), opt.Sink)
+	}
+	defer closeAll()
+	ws.start(engines)
+	var firstErr error
 	for _, e := range engines {
 		if err := e.start(ctx); err != nil {
-			return err
+			// A signal during the start of a later flow still drains the flows already
+			// copying; any other start failure is returned (after the same drain).
+			if ctx.Err() == nil {
+				firstErr = err
+			}
+			break
 		}
 		e.started.Store(true)
 	}
 	// Run until the context ends or a flow fails.
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, len(engines))
-	for _, e := range engines {
-		wg.Add(1)
-		e.running.Store(true)
-		go func(e *engine) {
-			defer wg.Done()
-			if err := e.loop(runCtx); err != nil {
-				e.failed.Store(&err)
-				errs <- err
-				cancel()
+	context.AfterFunc(runCtx, func() { now := time.Now(); stopAt.CompareAndSwap(nil, &now) })
+	if firstErr != nil || ctx.Err() != nil {
+		cancel()
+	} else {
+		var wg sync.WaitGroup
+		errs := make(chan error, len(engines))
+		for _, e := range engines {
+			wg.Add(1)
+			e.running.Store(true)
+			go func(e *engine) {
+				defer wg.Done()
+				if err := e.loop(runCtx); err != nil {
+					e.failed.Store(&err)
+					errs <- err
+					cancel()
+				}
+			}(e)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if firstErr == nil {
+				firstErr = err
 			}
-		}(e)
-	}
-	wg.Wait()
-	close(errs)
-	var firstErr error
-	for err := range errs {
-		if firstErr == nil {
-			firstErr = err
 		}
 	}
+	begin := time.Now()
+	if t := stopAt.Load(); t != nil {
+		begin = *t
+	}
+	deadline := begin.Add(opt.ShutdownTimeout)
 	// Drain all flows in parallel within the shutdown budget.
+	results := make([]drainResult, len(engines))
 	var dwg sync.WaitGroup
-	for _, e := range engines {
+	for i, e := range engines {
 		dwg.Add(1)
-		go func(e *engine) { defer dwg.Done(); e.drain(opt.ShutdownTimeout) }(e)
+		go func(i int, e *engine) { defer dwg.Done(); results[i] = e.drain(begin, deadline) }(i, e)
 	}
 	dwg.Wait()
-	return firstErr
+	closeAll()
+	if firstErr != nil {
+		return firstErr
+	}
+	var incomplete []string
+	for _, res := range results {
+		if !res.complete() {
+			incomplete = append(incomplete, res.summary())
+		}
+	}
+	if len(incomplete) > 0 {
+		return kerr.WithHint(kerr.New(kerr.Incomplete, "stopped after %s with work not delivered: %s",
+			roundDuration(time.Since(begin)), strings.Join(incomplete, "; ")),
+			"nothing is lost: progress is stored only for records the target acknowledged, so the next `kmm replicate` (or MM2) copies these again; to wait longer for the target, raise --shutdown-timeout")
+	}
+	return nil
 }
 
-func checkReachable(ctx context.Context, engines []*engine, timeout time.Duration) error {
+// newWatches checks that every cluster answers (at start, within opt.StartTimeout) and keeps
+// one watch per cluster for the run.
+func newWatches(ctx context.Context, engines []*engine, opt Options) (*watches, error) {
 	type target struct {
 		alias, bootstrap string
 		cfg              rdkafka.Config
 	}
-	seen := map[string]bool{}
+	ws := &watches{by: map[string]*clusterWatch{}}
 	var ts []target
+	need := map[string][]string{}
 	for _, e := range engines {
 		f := e.flow
 		for _, t := range []target{{f.Source, f.SourceBootstrap, f.SourceAdmin}, {f.Target, f.TargetBootstrap, f.TargetAdmin}} {
-			if !seen[t.alias] {
-				seen[t.alias] = true
+			if _, seen := ws.by[t.alias]; !seen {
+				w, err := newClusterWatch(t.alias, t.bootstrap, t.cfg, opt.DownAfter, opt.Sink.Emit)
+				if err != nil {
+					ws.close()
+					return nil, err
+				}
+				ws.by[t.alias] = w
 				ts = append(ts, t)
 			}
 		}
+		// A heartbeats-only flow writes to its target only.
+		if f.Enabled {
+			need[f.Source] = append(need[f.Source], f.Name()+" (source)")
+		}
+		need[f.Target] = append(need[f.Target], f.Name()+" (target)")
+		e.srcW, e.tgtW = ws.by[f.Source], ws.by[f.Target]
+	}
+	for alias, w := range ws.by {
+		w.flows = need[alias]
+		w.waiting = waitingText(engines, alias)
 	}
 	errs := make([]error, len(ts))
 	var wg sync.WaitGroup
@@ -156,20 +242,76 @@ func checkReachable(ctx context.Context, engines []*engine, timeout time.Duratio
 		wg.Add(1)
 		go func(i int, t target) {
 			defer wg.Done()
-			a, err := rdkafka.NewAdmin("cluster "+t.alias, t.cfg)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer a.Close()
-			if _, err := a.Ping(ctx, timeout); err != nil {
+			if _, err := ws.by[t.alias].admin.Ping(ctx, opt.StartTimeout); err != nil {
 				errs[i] = kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s) is not reachable: %w", t.alias, t.bootstrap, err)),
 					fmt.Sprintf("check %s.bootstrap.servers and %s's security settings; `kmm config explain` shows the effective values", t.alias, t.alias))
 			}
 		}(i, t)
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		ws.close()
+		return nil, err
+	}
+	now := time.Now()
+	for _, w := range ws.by {
+		w.ok(now)
+	}
+	return ws, nil
+}
+
+// waitingText describes, for a reminder, the records that wait for cluster alias.
+func waitingText(engines []*engine, alias string) func() string {
+	return func() string {
+		var parts []string
+		for _, e := range engines {
+			if !e.flow.Enabled || !e.started.Load() || (e.flow.Source != alias && e.flow.Target != alias) {
+				continue
+			}
+			n := e.waitingRecords()
+			parts = append(parts, fmt.Sprintf("flow %s: %d record(s) waiting", e.flow.Name(), n))
+		}
+		return strings.Join(parts, ", ")
+	}
+}
+
+// teardown closes every flow's clients and the watches, in parallel, and returns by hard at
+// the latest (what has not closed by then is left to the process exit).
+func teardown(engines []*engine, ws *watches, hard time.Time, sink Sink) {
+	for _, e := range engines {
+		e.running.Store(false)
+	}
+	ws.stop(time.Until(hard))
+	done := make(chan string, len(engines)+1)
+	for _, e := range engines {
+		go func(e *engine) { e.close(); done <- e.flow.Name() }(e)
+	}
+	go func() { ws.close(); done <- "" }()
+	pending := map[string]bool{"": true}
+	for _, e := range engines {
+		pending[e.flow.Name()] = true
+	}
+	timer := time.NewTimer(max(time.Until(hard), 0))
+	defer timer.Stop()
+	for len(pending) > 0 {
+		select {
+		case name := <-done:
+			delete(pending, name)
+		case <-timer.C:
+			var names []string
+			for n := range pending {
+				if n != "" {
+					names = append(names, n)
+				}
+			}
+			sort.Strings(names)
+			if len(names) > 0 {
+				sink.Emit(Event{Time: time.Now(), Type: EvWarning, Flow: strings.Join(names, ","),
+					Message: "closing the Kafka clients did not finish within the shutdown bound; exiting without waiting for them"})
+			}
+			return
+		}
+	}
 }
 
 // engine runs one flow.
@@ -178,18 +320,24 @@ type engine struct {
 	opt  Options
 	sink Sink
 
-	src, tgt *rdkafka.Cluster // admin clients; readers and producers with the side's settings
-	copiers  []*rdkafka.Copier
-	parts    map[string][]*pstate // source topic -> partitions
-	remote   map[string]string    // source topic -> remote topic
-	resume   map[rdkafka.TP]int64 // stored positions (last replicated offset)
-	progress *progressWriter
-	syncs    *syncWriter
-	ckpt     *checkpointer
-	hb       *heartbeater
+	src, tgt   *rdkafka.Cluster // admin clients; readers and producers with the side's settings
+	srcW, tgtW *clusterWatch    // reachability of source and target
+	copiers    []*rdkafka.Copier
+	parts      map[string][]*pstate // source topic -> partitions
+	remote     map[string]string    // source topic -> remote topic
+	resume     map[rdkafka.TP]int64 // stored positions (last replicated offset)
+	progress   *progressWriter
+	syncs      *syncWriter
+	ckpt       *checkpointer
+	hb         *heartbeater
 
 	syncCount  atomic.Int64
 	syncLastMs atomic.Int64
+
+	// Outage bookkeeping, written by sample (1 s) and read by stats.
+	lastAckMs    atomic.Int64 // newest acknowledgement of any partition (epoch ms, 0 none)
+	waitingSince atomic.Int64 // records have waited continuously since (epoch ms, 0: none wait)
+	ackedSeen    int64        // sample's previous total, to spot new acknowledgements
 
 	gaps     chan gapCheck
 	partsMu  sync.RWMutex // guards parts and remote against Stats readers
@@ -208,9 +356,19 @@ func (e *engine) emit(ev Event) {
 	e.sink.Emit(ev)
 }
 
-// warnLimited emits a warning at most every 10 s per key, so a lost cluster is reported
-// without flooding.
-func (e *engine) warnLimited(key, msg string) {
+// warnLimited emits a warning at most every 10 s per key. During an outage it stays quiet:
+// a failure reaching a cluster (err) is the cluster watch's to report (one line when the
+// cluster goes down, a reminder every 30 s), and while a cluster of the flow is down every
+// other warning is a consequence of it.
+func (e *engine) warnLimited(key string, err error, msg string) {
+	if err != nil {
+		if _, reach := rdkafka.Reachability(err); reach {
+			return
+		}
+	}
+	if e.srcW.isDown() || e.tgtW.isDown() || e.syncsWatch().isDown() {
+		return
+	}
 	e.warnMu.Lock()
 	last := e.lastWarn[key]
 	now := time.Now()
@@ -223,13 +381,32 @@ func (e *engine) warnLimited(key, msg string) {
 	e.emit(Event{Type: EvWarning, Message: msg})
 }
 
+// syncsWatch is the watch of the cluster that holds the offset-syncs topic.
+func (e *engine) syncsWatch() *clusterWatch {
+	if e.flow.OffsetSyncsOnTarget {
+		return e.tgtW
+	}
+	return e.srcW
+}
+
+// clientOpts route a client's librdkafka problems to the cluster watch (reaching the cluster)
+// or to a rate-limited warning (anything else).
+func (e *engine) clientOpts(w *clusterWatch) rdkafka.Option {
+	return rdkafka.WithProblems(func(err error) {
+		if (w != nil && w.problem(err)) || rdkafka.Transient(err) {
+			return
+		}
+		e.warnLimited("client-"+w.alias, nil, fmt.Sprintf("cluster %s (%s): %v", w.alias, w.bootstrap, err))
+	})
+}
+
 func (e *engine) start(ctx context.Context) error {
 	f := e.flow
 	var err error
-	if e.src, err = rdkafka.NewCluster(f.Source, f.SourceBootstrap, f.SourceAdmin, f.SourceConsumer, f.SourceProducer); err != nil {
+	if e.src, err = rdkafka.NewCluster(f.Source, f.SourceBootstrap, f.SourceAdmin, f.SourceConsumer, f.SourceProducer, e.clientOpts(e.srcW)); err != nil {
 		return err
 	}
-	if e.tgt, err = rdkafka.NewCluster(f.Target, f.TargetBootstrap, f.TargetAdmin, f.TargetConsumer, f.TargetProducer); err != nil {
+	if e.tgt, err = rdkafka.NewCluster(f.Target, f.TargetBootstrap, f.TargetAdmin, f.TargetConsumer, f.TargetProducer, e.clientOpts(e.tgtW)); err != nil {
 		return err
 	}
 	if f.EmitHeartbeats {
@@ -316,21 +493,28 @@ func (e *engine) loop(ctx context.Context) error {
 			continue
 		}
 		now := time.Now()
+		// Jobs that need a cluster wait while it is down (they would only time out and warn);
+		// they run at their next interval once it is back.
+		srcDown, tgtDown := e.srcW.isDown(), e.tgtW.isDown()
 		if f.RefreshTopics && now.After(next.refresh) {
-			if _, err := e.refreshTopics(ctx); err != nil && ctx.Err() == nil {
-				e.warnLimited("refresh", fmt.Sprintf("topic refresh: %v", err))
+			if srcDown || tgtDown {
+				next.refresh = now.Add(time.Second)
+			} else {
+				if _, err := e.refreshTopics(ctx); err != nil && ctx.Err() == nil {
+					e.warnLimited("refresh", err, fmt.Sprintf("topic refresh: %v", err))
+				}
+				next.refresh = now.Add(f.RefreshTopicsInterval)
 			}
-			next.refresh = now.Add(f.RefreshTopicsInterval)
 		}
-		if f.SyncTopicConfigs && now.After(next.configs) {
+		if f.SyncTopicConfigs && now.After(next.configs) && !srcDown && !tgtDown {
 			e.syncConfigs(ctx)
 			next.configs = now.Add(f.SyncConfigsInterval)
 		}
-		if f.SyncTopicACLs && now.After(next.acls) {
+		if f.SyncTopicACLs && now.After(next.acls) && !srcDown && !tgtDown {
 			e.syncACLs(ctx)
 			next.acls = now.Add(f.SyncACLsInterval)
 		}
-		if now.After(next.flush) {
+		if now.After(next.flush) && !tgtDown {
 			e.commit(ctx)
 			next.flush = now.Add(f.OffsetFlushInterval)
 			next.promote = now.Add(f.SyncPromoteInterval)
@@ -339,7 +523,7 @@ func (e *engine) loop(ctx context.Context) error {
 			e.promoteSyncs()
 			next.promote = now.Add(f.SyncPromoteInterval)
 		}
-		if now.After(next.ends) {
+		if now.After(next.ends) && !srcDown {
 			e.refreshEnds(ctx)
 			next.ends = now.Add(5 * time.Second)
 		}
@@ -367,12 +551,23 @@ func (e *engine) promoteSyncs() {
 }
 
 // commit stores acknowledged positions and promotes delayed offset syncs (MM2's commit()).
+// A store waits at most commitTimeout: records it could not deliver stay queued and are
+// delivered when the target answers again (no new store is queued behind them meanwhile).
 func (e *engine) commit(ctx context.Context) {
 	e.promoteSyncs()
-	if err := e.progress.store(ctx, e.allParts()); err != nil {
-		e.warnLimited("progress", fmt.Sprintf("storing progress in %s on %s: %v", e.flow.OffsetsTopic, e.flow.Target, err))
+	if e.progress.busy() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
+	defer cancel()
+	if err := e.progress.store(ctx, e.allParts()); err != nil && !errors.Is(err, context.Canceled) {
+		e.warnLimited("progress", err, fmt.Sprintf("storing progress in %s on %s: %v", e.flow.OffsetsTopic, e.flow.Target, err))
 	}
 }
+
+// commitTimeout bounds one progress store in the control loop; longer than DefaultDownAfter,
+// so an outage is declared (and this warning suppressed) before a store gives up.
+const commitTimeout = 30 * time.Second
 
 func (e *engine) allParts() []*pstate {
 	var out []*pstate
@@ -411,35 +606,132 @@ func (e *engine) totals() (int64, int64) {
 	return recs, bytes
 }
 
-func (e *engine) drain(timeout time.Duration) {
-	if !e.flow.Enabled {
-		return
+// roundDuration keeps two significant figures or so: 12ms, 340ms, 1.2s, 31s.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond)
 	}
-	e.emit(Event{Type: EvDraining})
-	deadline := time.Now().Add(timeout)
-	all := true
-	for _, c := range e.copiers {
-		if !c.Drain(time.Until(deadline)) {
-			all = false
-		}
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(5*time.Second))
-	defer cancel()
-	if e.syncs != nil {
-		e.promoteSyncs()
-		e.syncs.flush(ctx)
-	}
-	if err := e.progress.store(ctx, e.allParts()); err != nil {
-		e.emit(Event{Type: EvError, Message: fmt.Sprintf("storing final progress: %v (records since the last stored position will be copied again on restart)", err)})
-	}
-	recs, bytes := e.totals()
-	msg := "drained"
-	if !all {
-		msg = "shutdown timeout: some records were not acknowledged by the target; they will be copied again on restart"
-	}
-	e.emit(Event{Type: EvStopped, Records: recs, Bytes: bytes, Message: msg})
+	return d.Round(time.Second)
 }
 
+// drainResult is what one flow's drain achieved.
+type drainResult struct {
+	flow, target  string
+	targetDown    bool
+	undelivered   int64 // records fetched and never acknowledged (given up at the bound)
+	unstoredParts int   // partitions whose acknowledged position could not be stored
+	unstored      int64 // offsets acknowledged past the stored positions (an upper bound on records)
+	storeErr      error
+}
+
+func (r drainResult) complete() bool { return r.undelivered == 0 && r.unstoredParts == 0 }
+
+// summary says what will be copied again, for the error Run returns.
+func (r drainResult) summary() string {
+	var parts []string
+	if r.undelivered > 0 {
+		s := fmt.Sprintf("%d record(s) in flight to %s were not acknowledged", r.undelivered, r.target)
+		if r.targetDown {
+			s += fmt.Sprintf(" (%s is unreachable)", r.target)
+		}
+		parts = append(parts, s)
+	}
+	if r.unstoredParts > 0 {
+		parts = append(parts, fmt.Sprintf("the positions of %d partition(s) (up to %d acknowledged record(s)) could not be stored on %s: %v",
+			r.unstoredParts, r.unstored, r.target, r.storeErr))
+	}
+	return "flow " + r.flow + ": " + strings.Join(parts, "; ")
+}
+
+// drain stops the flow within the bound: stop fetching, wait until drain budget's end for the
+// target to acknowledge what is in flight (not at all when the target is known to be down),
+// give up on what is left (purge: no acknowledgement can arrive afterwards), then store the
+// acknowledged positions and the pending offset syncs. Budget: the last reserve (a fifth of
+// the timeout, 1–5 s) is kept for storing and closing.
+func (e *engine) drain(begin, deadline time.Time) drainResult {
+	res := drainResult{flow: e.flow.Name(), target: e.flow.Target}
+	if !e.flow.Enabled || !e.started.Load() {
+		return res
+	}
+	e.emit(Event{Type: EvDraining})
+	reserve := min(max(deadline.Sub(begin)/5, time.Second), 5*time.Second)
+	drainUntil, storeUntil := deadline.Add(-reserve), deadline.Add(-reserve/2)
+	res.targetDown = e.tgtW.isDown()
+	all := !res.targetDown
+	if all {
+		// Wait in slices, to stop waiting as soon as the target is declared down.
+	copiers:
+		for _, c := range e.copiers {
+			for !c.Drain(min(time.Until(drainUntil), 500*time.Millisecond)) {
+				if !time.Now().Before(drainUntil) || e.tgtW.isDown() {
+					all = false
+					break copiers
+				}
+			}
+		}
+	}
+	if !all {
+		for _, c := range e.copiers {
+			res.undelivered += c.Abandon(max(min(time.Until(storeUntil), time.Second), 100*time.Millisecond))
+		}
+	}
+	// No acknowledgement can arrive from here on: store what was acknowledged.
+	ctx, cancel := context.WithDeadline(context.Background(), storeUntil)
+	defer cancel()
+	e.partsMu.RLock()
+	parts := e.allParts()
+	e.partsMu.RUnlock()
+	if res.targetDown || e.tgtW.isDown() {
+		res.targetDown = true
+		st := e.tgtW.state()
+		res.storeErr = fmt.Errorf("%s is unreachable (%s)", e.flow.Target, st.Cause)
+	} else {
+		res.storeErr = e.progress.store(ctx, parts)
+	}
+	syncsLeft := 0
+	if e.syncs != nil {
+		e.syncs.stopRun()
+		e.promoteSyncs()
+		if !e.syncsWatch().isDown() {
+			e.syncs.flush(ctx)
+		}
+		syncsLeft = e.syncs.pendingCount()
+	}
+	for _, ps := range parts {
+		a, st := ps.acked.Load(), ps.stored.Load()
+		if a < 0 || a == st {
+			continue
+		}
+		res.unstoredParts++
+		if st >= 0 {
+			res.unstored += a - st
+		} else {
+			res.unstored += ps.records.Load()
+		}
+	}
+	recs, bytes := e.totals()
+	msg := fmt.Sprintf("drained in %s: every fetched record was acknowledged by %s and its position stored", roundDuration(time.Since(begin)), e.flow.Target)
+	if !res.complete() {
+		msg = fmt.Sprintf("stopped at the shutdown bound with work not delivered: %s; nothing is lost: progress is stored only for acknowledged records, so these are copied again after a restart",
+			strings.TrimPrefix(res.summary(), "flow "+res.flow+": "))
+	}
+	if syncsLeft > 0 {
+		sw := e.flow.Source
+		if e.flow.OffsetSyncsOnTarget {
+			sw = e.flow.Target
+		}
+		msg += fmt.Sprintf("; %d offset sync(s) could not be written to %s (offsets of consumer groups translate less precisely until new syncs are written)", syncsLeft, sw)
+	}
+	e.emit(Event{Type: EvStopped, Records: recs, Bytes: bytes, Undelivered: res.undelivered, Incomplete: !res.complete(), Message: msg})
+	return res
+}
+
+// close closes every client of the flow, in dependency order (nothing is closed while a
+// goroutine may still use it). Producers purge what they still hold instead of waiting for
+// an unreachable cluster. Run bounds the whole in time (teardown).
 func (e *engine) close() {
 	for _, c := range e.copiers {
 		c.Close()
@@ -462,6 +754,76 @@ func (e *engine) close() {
 	if e.tgt != nil {
 		e.tgt.Close()
 	}
+}
+
+// sample runs every second (watches): it passes signs of working connections to the cluster
+// watches and keeps the stall bookkeeping (since when records wait).
+func (e *engine) sample(now time.Time) {
+	if !e.started.Load() || !e.flow.Enabled {
+		return
+	}
+	var lastAck, acked int64
+	e.partsMu.RLock()
+	for _, l := range e.parts {
+		for _, ps := range l {
+			lastAck = max(lastAck, ps.lastAckMs.Load())
+			acked += ps.records.Load()
+		}
+	}
+	e.partsMu.RUnlock()
+	e.lastAckMs.Store(lastAck)
+	if acked > e.ackedSeen {
+		e.tgtW.ok(now)
+	}
+	e.ackedSeen = acked
+	waiting := false
+	for _, c := range e.copiers {
+		if c.InFlight() > 0 {
+			waiting = true
+		}
+		for _, cs := range c.ClientStats() {
+			if cs.AnyBrokerAnswering(probeTimeout) {
+				if cs.Role == "target-producer" {
+					e.tgtW.ok(cs.At)
+				} else {
+					e.srcW.ok(cs.At)
+				}
+			}
+			if cs.Role == "source-consumer" && cs.ConsumerLag > 0 {
+				waiting = true
+			}
+		}
+	}
+	switch {
+	case !waiting:
+		e.waitingSince.Store(0)
+	case e.waitingSince.Load() == 0:
+		e.waitingSince.Store(now.UnixMilli())
+	}
+}
+
+// waitingRecords is the number of records fetched and not yet acknowledged, plus those the
+// source consumer knows of and has not handed over yet.
+func (e *engine) waitingRecords() int64 {
+	var n int64
+	for _, c := range e.copiers {
+		n += int64(c.InFlight())
+		for _, cs := range c.ClientStats() {
+			if cs.Role == "source-consumer" && cs.ConsumerLag > 0 {
+				n += cs.ConsumerLag
+			}
+		}
+	}
+	return n
+}
+
+// stalledMs is how long records have waited without any being delivered (0 when none wait).
+func (e *engine) stalledMs(nowMs int64) int64 {
+	since := e.waitingSince.Load()
+	if since == 0 {
+		return 0
+	}
+	return max(nowMs-max(since, e.lastAckMs.Load()), 0)
 }
 
 // CopyHandler implementation (called by the copiers).
@@ -493,13 +855,17 @@ func (e *engine) Gap(p *rdkafka.CopyPart, expected, got int64) {
 	}
 }
 
-// Warn reports transient client problems, rate-limited.
+// Warn receives a pipeline client's problems: failures to reach a cluster go to its watch
+// (which logs the outage once); anything else is a rate-limited warning.
 func (e *engine) Warn(side string, err error) {
-	alias, boot := e.flow.Source, e.flow.SourceBootstrap
+	alias, boot, w := e.flow.Source, e.flow.SourceBootstrap, e.srcW
 	if side == "target" {
-		alias, boot = e.flow.Target, e.flow.TargetBootstrap
+		alias, boot, w = e.flow.Target, e.flow.TargetBootstrap, e.tgtW
 	}
-	e.warnLimited(side, fmt.Sprintf("cluster %s (%s): %v (retrying)", alias, boot, err))
+	if (w != nil && w.problem(err)) || rdkafka.Transient(err) {
+		return
+	}
+	e.warnLimited(side, nil, fmt.Sprintf("cluster %s (%s): %v (retrying)", alias, boot, err))
 }
 
 type gapCheck struct {
@@ -514,7 +880,7 @@ func (e *engine) checkGapNow(ctx context.Context, g gapCheck) {
 	tp := rdkafka.TP{Topic: g.ps.p.SrcTopic, Partition: g.ps.p.Partition}
 	res, err := e.src.ListOffsets(ctx, []rdkafka.TP{tp}, rdkafka.Earliest)
 	if err != nil {
-		e.warnLimited("gapcheck", fmt.Sprintf("checking a gap in %s[%d]: %v", tp.Topic, tp.Partition, err))
+		e.warnLimited("gapcheck", err, fmt.Sprintf("checking a gap in %s[%d]: %v", tp.Topic, tp.Partition, err))
 		return
 	}
 	start := res[tp].Offset

@@ -21,6 +21,11 @@ const (
 	EvGroupSynced    EventType = "group_offsets_synced"
 	EvDraining       EventType = "draining"
 	EvStopped        EventType = "flow_stopped"
+	// A cluster became unreachable (WARN), is still unreachable (WARN, every 30 s), or is
+	// reachable again (INFO). Flow is empty: Cluster names the cluster.
+	EvClusterDown      EventType = "cluster_down"
+	EvClusterStillDown EventType = "cluster_still_down"
+	EvClusterUp        EventType = "cluster_up"
 )
 
 // Event is one thing the engine reports. Fields unused by a type are zero.
@@ -28,6 +33,7 @@ type Event struct {
 	Time      time.Time `json:"time"`
 	Type      EventType `json:"type"`
 	Flow      string    `json:"flow"`
+	Cluster   string    `json:"cluster,omitempty"`
 	Topic     string    `json:"topic,omitempty"`
 	Remote    string    `json:"remote_topic,omitempty"`
 	Partition *int32    `json:"partition,omitempty"`
@@ -41,6 +47,12 @@ type Event struct {
 	Topics    int   `json:"topics,omitempty"`
 	Parts     int   `json:"partitions,omitempty"`
 	LagRecord int64 `json:"lag_records,omitempty"`
+	// Undelivered (flow_stopped): records fetched but not acknowledged by the target when the
+	// shutdown bound expired; they are copied again after a restart.
+	Undelivered int64 `json:"undelivered_records,omitempty"`
+	// Incomplete (flow_stopped): the stop bound expired with records not delivered or
+	// positions not stored.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Sink receives events. It must not block for long: the engine calls it from its control

@@ -29,7 +29,7 @@ func newHeartbeater(ctx context.Context, e *engine) (*heartbeater, error) {
 	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: topic, Partitions: 1, RF: f.HeartbeatsRF, Configs: map[string]string{"cleanup.policy": "compact"}}, "heartbeats.topic.replication.factor"); err != nil {
 		return nil, err
 	}
-	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer)
+	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer, e.clientOpts(e.tgtW))
 	if err != nil {
 		return nil, err
 	}
@@ -48,17 +48,19 @@ func (h *heartbeater) run(ctx context.Context) {
 		now := time.Now()
 		hb := mm2wire.Heartbeat{SourceClusterAlias: f.SourceAlias, TargetClusterAlias: f.TargetAlias, Timestamp: now.UnixMilli()}
 		key, err := hb.AppendKey(nil)
-		if err == nil {
+		// While the previous heartbeat is still queued (the target is slow or away), queue
+		// nothing more behind it.
+		if err == nil && h.prod.Len() == 0 {
 			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			_, err = h.prod.ProduceSync(sctx, []rdkafka.Record{{Topic: h.topic, Partition: 0, Key: key, Value: hb.AppendValue(nil), Timestamp: time.UnixMilli(hb.Timestamp)}})
 			cancel()
-		}
-		if err == nil {
-			h.count.Add(1)
-			h.lastMs.Store(hb.Timestamp)
+			if err == nil {
+				h.count.Add(1)
+				h.lastMs.Store(hb.Timestamp)
+			}
 		}
 		if err != nil && ctx.Err() == nil {
-			h.e.warnLimited("heartbeat", fmt.Sprintf("heartbeat to %s on %s: %v", h.topic, f.Target, err))
+			h.e.warnLimited("heartbeat", err, fmt.Sprintf("heartbeat to %s on %s: %v", h.topic, f.Target, err))
 		}
 		select {
 		case <-ctx.Done():
@@ -71,5 +73,5 @@ func (h *heartbeater) run(ctx context.Context) {
 func (h *heartbeater) close() {
 	h.cancel()
 	<-h.done
-	h.prod.Close()
+	h.prod.CloseWithin(0)
 }

@@ -31,14 +31,19 @@ func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := rdkafka.NewProducer("cluster "+f.Target, f.ReplicationProducer())
+	p, err := rdkafka.NewProducer("cluster "+f.Target, f.ReplicationProducer(), e.clientOpts(e.tgtW))
 	if err != nil {
 		return nil, err
 	}
 	return &progressWriter{e: e, prod: p, partitions: int32(ts[f.OffsetsTopic].Partitions)}, nil
 }
 
-func (w *progressWriter) close() { w.prod.Close() }
+// close discards what is still queued (the drain stored what it could) and closes.
+func (w *progressWriter) close() { w.prod.CloseWithin(0) }
+
+// busy reports whether an earlier store's records are still queued (the target did not
+// acknowledge them in time); a new store then waits, so an outage queues nothing more.
+func (w *progressWriter) busy() bool { return w.prod.Len() > 0 }
 
 // load reads the whole offsets topic and returns the stored last-replicated offset per source
 // partition of this flow (records of other connectors and clusters are ignored; a null value

@@ -60,10 +60,31 @@ type FlowStats struct {
 	SkippedActiveGroups []string         `json:"skipped_active_groups,omitempty"`
 
 	Clients []rdkafka.ClientStat `json:"clients,omitempty"` // librdkafka statistics of the pipelines
+
+	// Clusters the flow needs (source, then target; a heartbeats-only flow needs its target
+	// only), as the replicator sees them.
+	Clusters []ClusterState `json:"clusters,omitempty"`
+	// StalledMs is how long records have waited (fetched and not acknowledged, or on the
+	// source and not fetched) with none delivered; 0 when nothing waits or records move.
+	StalledMs int64 `json:"stalled_ms"`
+	// Stalled is StalledMs past the stall threshold (Options.StallAfter).
+	Stalled bool `json:"stalled"`
+	// WaitingRecords is how many records wait (see StalledMs); -1 unknown.
+	WaitingRecords int64 `json:"waiting_records"`
 }
 
 func (e *engine) stats() FlowStats {
-	fs := FlowStats{Flow: e.flow.Name(), Source: e.flow.Source, Target: e.flow.Target, Enabled: e.flow.Enabled, Running: e.running.Load()}
+	fs := FlowStats{Flow: e.flow.Name(), Source: e.flow.Source, Target: e.flow.Target, Enabled: e.flow.Enabled, Running: e.running.Load(), WaitingRecords: -1}
+	if e.flow.Enabled && e.srcW != nil {
+		st := e.srcW.state()
+		st.Role = "source"
+		fs.Clusters = append(fs.Clusters, st)
+	}
+	if e.tgtW != nil {
+		st := e.tgtW.state()
+		st.Role = "target"
+		fs.Clusters = append(fs.Clusters, st)
+	}
 	if err := e.failed.Load(); err != nil {
 		fs.Err = (*err).Error()
 	}
@@ -86,6 +107,11 @@ func (e *engine) stats() FlowStats {
 	}
 	for _, c := range e.copiers {
 		fs.Clients = append(fs.Clients, c.ClientStats()...)
+	}
+	if e.flow.Enabled {
+		fs.StalledMs = e.stalledMs(time.Now().UnixMilli())
+		fs.Stalled = fs.Running && fs.StalledMs >= e.opt.StallAfter.Milliseconds()
+		fs.WaitingRecords = e.waitingRecords()
 	}
 	return e.partitionStats(fs)
 }
@@ -132,8 +158,11 @@ func (e *engine) refreshEnds(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	res, err := e.src.ListOffsets(ctx, tps, rdkafka.Latest)
+	if err != nil && ctx.Err() == context.Canceled {
+		return // stopping
+	}
 	if err != nil {
-		e.warnLimited("ends", "reading source end offsets: "+err.Error())
+		e.warnLimited("ends", err, "reading source end offsets: "+err.Error())
 		return
 	}
 	for i, ps := range parts {

@@ -22,11 +22,13 @@ type syncWriter struct {
 	prod  *rdkafka.Producer
 	topic string
 
-	mu      sync.Mutex
-	pending map[*pstate][][2]int64 // every due sync is kept, in order (MM2 keeps only the newest)
-	wake    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	mu       sync.Mutex
+	pending  map[*pstate][][2]int64 // every due sync is kept, in order (MM2 keeps only the newest)
+	wake     chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 func newSyncWriter(ctx context.Context, e *engine) (*syncWriter, error) {
@@ -44,13 +46,16 @@ func newSyncWriter(ctx context.Context, e *engine) (*syncWriter, error) {
 		cfg[k] = v
 	}
 	cfg["acks"] = "all"
-	p, err := rdkafka.NewProducer(admin.Name(), cfg)
+	p, err := rdkafka.NewProducer(admin.Name(), cfg, e.clientOpts(e.syncsWatch()))
 	if err != nil {
 		return nil, err
 	}
-	w := &syncWriter{e: e, prod: p, topic: topic, pending: map[*pstate][][2]int64{},
+	// The writer runs until the drain stops it (stopRun), not until ctx ends: records
+	// acknowledged during the drain still get their syncs.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w := &syncWriter{e: e, prod: p, topic: topic, pending: map[*pstate][][2]int64{}, cancel: cancel,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go w.run(ctx)
+	go w.run(rctx)
 	return w, nil
 }
 
@@ -113,11 +118,13 @@ func (w *syncWriter) flush(ctx context.Context) {
 		if len(batch) == 0 {
 			return
 		}
-		if _, err := w.prod.ProduceSync(context.WithoutCancel(ctx), batch); err != nil {
-			w.e.warnLimited("offsetsync", fmt.Sprintf("writing offset syncs to %s: %v", w.topic, err))
+		if _, err := w.prod.ProduceSync(ctx, batch); err != nil {
+			if ctx.Err() == nil {
+				w.e.warnLimited("offsetsync", err, fmt.Sprintf("writing offset syncs to %s: %v", w.topic, err))
+			}
 			written = written[:0]
 		} else if w.e.ckpt != nil {
-			w.e.ckpt.onSyncs(written)
+			w.e.ckpt.onSyncs(ctx, written)
 		}
 		w.e.syncCount.Add(int64(len(batch)))
 		w.e.syncLastMs.Store(time.Now().UnixMilli())
@@ -128,7 +135,7 @@ func (w *syncWriter) flush(ctx context.Context) {
 			os := mm2wire.OffsetSync{Topic: ps.p.SrcTopic, Partition: ps.p.Partition, UpstreamOffset: s[0], DownstreamOffset: s[1]}
 			k, err := os.AppendKey(nil)
 			if err != nil {
-				w.e.warnLimited("offsetsync-key", fmt.Sprintf("offset sync for %s: %v", ps.p.SrcTopic, err))
+				w.e.warnLimited("offsetsync-key", err, fmt.Sprintf("offset sync for %s: %v", ps.p.SrcTopic, err))
 				continue
 			}
 			batch = append(batch, rdkafka.Record{Topic: w.topic, Partition: 0, Key: k, Value: os.AppendValue(nil)})
@@ -141,8 +148,28 @@ func (w *syncWriter) flush(ctx context.Context) {
 	send()
 }
 
-func (w *syncWriter) close() {
-	close(w.stop)
+// stopRun ends the writer goroutine (a write in progress is cancelled: its records stay
+// queued in the producer). Flushes after it are the caller's.
+func (w *syncWriter) stopRun() {
+	w.stopOnce.Do(func() {
+		w.cancel()
+		close(w.stop)
+	})
 	<-w.done
-	w.prod.Close()
+}
+
+// pendingCount is the number of syncs due and not written (after a failed final flush).
+func (w *syncWriter) pendingCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, l := range w.pending {
+		n += len(l)
+	}
+	return n + w.prod.Len()
+}
+
+func (w *syncWriter) close() {
+	w.stopRun()
+	w.prod.CloseWithin(0)
 }

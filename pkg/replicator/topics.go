@@ -122,7 +122,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		n := srcTopics[t].Partitions
 		if have := tgtTopics[remote].Partitions; have > 0 && have < n {
 			if err := e.tgt.CreatePartitions(ctx, remote, n); err != nil {
-				e.warnLimited("grow-"+remote, fmt.Sprintf("growing %s on %s to %d partitions: %v", remote, f.Target, n, err))
+				e.warnLimited("grow-"+remote, err, fmt.Sprintf("growing %s on %s to %d partitions: %v", remote, f.Target, n, err))
 				continue
 			}
 			e.emit(Event{Type: EvPartitionsGrew, Remote: remote, Parts: n, Message: fmt.Sprintf("%s on %s grown from %d to %d partitions", remote, f.Target, have, n)})
@@ -187,7 +187,7 @@ func (e *engine) syncConfigs(ctx context.Context) {
 	sort.Strings(topics)
 	cfgs, err := e.src.DescribeTopicConfigs(ctx, topics...)
 	if err != nil {
-		e.warnLimited("configsync", fmt.Sprintf("config sync: describing source configs: %v", err))
+		e.warnLimited("configsync", err, fmt.Sprintf("config sync: describing source configs: %v", err))
 		return
 	}
 	ops := map[string][]rdkafka.ConfigOp{}
@@ -204,7 +204,7 @@ func (e *engine) syncConfigs(ctx context.Context) {
 		}
 	}
 	if err := e.tgt.IncrementalAlterTopicConfigs(ctx, ops); err != nil {
-		e.warnLimited("configsync", fmt.Sprintf("config sync: %v", err))
+		e.warnLimited("configsync", err, fmt.Sprintf("config sync: %v", err))
 		return
 	}
 	e.emit(Event{Type: EvConfigsSynced, Topics: len(ops)})
@@ -219,7 +219,7 @@ func (e *engine) syncACLs(ctx context.Context) {
 	defer cancel()
 	acls, err := e.src.DescribeTopicACLs(ctx)
 	if err != nil {
-		e.warnLimited("aclsync", fmt.Sprintf("ACL sync: %v", err))
+		e.warnLimited("aclsync", err, fmt.Sprintf("ACL sync: %v", err))
 		return
 	}
 	var out []rdkafka.ACL
@@ -245,7 +245,7 @@ func (e *engine) syncACLs(ctx context.Context) {
 		return
 	}
 	if err := e.tgt.CreateACLs(ctx, out); err != nil {
-		e.warnLimited("aclsync", fmt.Sprintf("ACL sync: %v", err))
+		e.warnLimited("aclsync", err, fmt.Sprintf("ACL sync: %v", err))
 		return
 	}
 	e.emit(Event{Type: EvACLsSynced, Count: int64(len(out))})

@@ -46,6 +46,9 @@ func (r *renderer) Emit(e replicator.Event) {
 	}
 	r.clearLine()
 	attrs := []any{"flow", e.Flow}
+	if e.Cluster != "" {
+		attrs = []any{"cluster", e.Cluster}
+	}
 	if e.Topic != "" {
 		attrs = append(attrs, "topic", e.Topic)
 	}
@@ -53,7 +56,7 @@ func (r *renderer) Emit(e replicator.Event) {
 		attrs = append(attrs, "partition", *e.Partition)
 	}
 	switch e.Type {
-	case replicator.EvWarning:
+	case replicator.EvWarning, replicator.EvClusterDown, replicator.EvClusterStillDown:
 		r.log.Warn(e.Message, attrs...)
 	case replicator.EvError, replicator.EvRetentionGap:
 		if e.Type == replicator.EvRetentionGap {
@@ -63,7 +66,12 @@ func (r *renderer) Emit(e replicator.Event) {
 	case replicator.EvStarted:
 		r.log.Info("flow started: "+e.Message, attrs...)
 	case replicator.EvStopped:
-		r.log.Info("flow stopped: "+e.Message, append(attrs, "records", e.Records, "bytes", e.Bytes)...)
+		attrs = append(attrs, "records", e.Records, "bytes", e.Bytes)
+		if e.Incomplete {
+			r.log.Warn("flow stopped: "+e.Message, append(attrs, "undelivered_records", e.Undelivered)...)
+		} else {
+			r.log.Info("flow stopped: "+e.Message, attrs...)
+		}
 	case replicator.EvDraining:
 		r.log.Info("draining: stopped fetching, waiting for the target to acknowledge, storing progress", attrs...)
 	default:

@@ -46,8 +46,19 @@ func Command(f *cmdutil.Factory) *cli.Command {
 remote topics named by the replication policy, records copied in order per partition
 (at-least-once), resume positions in mm2-offsets.<S>.internal on the target, offset syncs and
 heartbeats in MM2's formats, topic configs and ACLs kept in sync.
-SIGINT/SIGTERM drains (stop fetching, wait for the target, store progress) and exits 0; a second
-signal aborts at once (exit 130; records since the last stored position are copied again).
+SIGINT/SIGTERM drains (stop fetching, wait for the target, store progress) and exits 0, within
+--shutdown-timeout (+ 2 s to close the clients) whatever cluster is unreachable. If the bound
+expires with records the target has not acknowledged (it is down or slow), kmm gives them up,
+says how many per flow, and exits 5: nothing is lost, since progress is stored only for
+acknowledged records, and they are copied again on the next start. A second signal aborts at
+once (exit 130; records since the last stored position are copied again).
+
+Outages: a cluster is down after 10 s without a usable connection (one WARN naming it, the
+cause and since when; a reminder every 30 s; one INFO when it returns). Flows wait and resume
+by themselves. With --listen, /readyz answers 503 naming the cluster, since when and why
+(/healthz stays 200), kmm_cluster_up and kmm_flow_stalled_seconds say the same in /metrics,
+and the Connect-style statuses carry the reason as the tasks' trace. A flow whose records wait
+with none delivered for 30 s is stalled (also 503).
 
 Examples:
    kmm replicate mirror-maker.properties
@@ -55,7 +66,7 @@ Examples:
    kmm replicate mirror-maker.properties -o json --listen 127.0.0.1:8083`,
 		Flags: append(cmdutil.ConfigFlags(),
 			cmdutil.OutputFlag("text", "json"),
-			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long a drain may take after SIGINT/SIGTERM"},
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long the stop may take after SIGINT/SIGTERM (drain, store progress, close; exit 5 if records were left undelivered)"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often progress is reported"},
 			&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz, /readyz and Connect-style /connectors on this address (e.g. 127.0.0.1:8083); off unless set"},
 			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
@@ -126,9 +137,13 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	done := make(chan error, 1)
 	go func() { done <- rep.Run(ctx) }()
 	signals := 0
+	var stopAt time.Time
 	for {
 		select {
 		case err := <-done:
+			if signals > 0 {
+				fmt.Fprintf(io.ErrOut, "kmm: stopped %s after the signal\n", time.Since(stopAt).Round(100*time.Millisecond))
+			}
 			if err != nil && strings.Contains(err.Error(), "context canceled") && signals > 0 {
 				return nil
 			}
@@ -136,7 +151,8 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		case s := <-sigs:
 			signals++
 			if signals == 1 {
-				fmt.Fprintf(io.ErrOut, "kmm: %s: draining (send it again to abort at once)\n", s)
+				stopAt = time.Now()
+				fmt.Fprintf(io.ErrOut, "kmm: %s: draining within %s (send it again to abort at once)\n", s, o.ShutdownTimeout)
 				cancel()
 				continue
 			}

@@ -55,6 +55,13 @@ func (s *Source) Stats() []httpapi.FlowStats {
 		hs := httpapi.FlowStats{Source: f.source, Target: f.target, Enabled: f.enabled, Tasks: f.tasks, EmitHeartbeats: f.heartbeats}
 		if fs, ok := byName[f.name]; ok {
 			hs.Running, hs.Err = fs.Running, fs.Err
+			for _, c := range fs.Clusters {
+				hs.Clusters = append(hs.Clusters, httpapi.ClusterStatus{Alias: c.Alias, Bootstrap: c.Bootstrap, Role: c.Role,
+					Up: c.Up, DownSince: c.DownSince, Cause: c.Cause})
+			}
+			if f.enabled {
+				hs.Stall = &httpapi.StallStats{Seconds: float64(fs.StalledMs) / 1000, Stalled: fs.Stalled, WaitingRecords: fs.WaitingRecords}
+			}
 			hs.CheckpointsRunning = fs.CheckpointsRunning
 			if f.heartbeats {
 				hs.Heartbeats = &httpapi.EmitterStats{Count: fs.HeartbeatCount, LastMs: fs.HeartbeatLastMs}
