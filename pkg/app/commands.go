@@ -9,6 +9,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/cmd/replicatecmd"
 	"github.com/kmmproject/kmm/pkg/cmd/statuscmd"
 	"github.com/kmmproject/kmm/pkg/cmd/translatecmd"
+	"github.com/kmmproject/kmm/pkg/cmd/verifycmd"
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
@@ -22,7 +23,7 @@ func commands(f *cmdutil.Factory) []*cli.Command {
 		translatecmd.Command(f),
 		notYet("failover", "plan and execute a failover to the target cluster"),
 		notYet("failback", "plan and execute a failback to the original cluster"),
-		notYet("verify", "compare source and target topics record by record"),
+		verifycmd.Command(f),
 		configcmd.Command(f),
 	}
 }

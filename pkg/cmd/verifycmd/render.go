@@ -1,0 +1,196 @@
+package verifycmd
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fatih/color"
+
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/output"
+	"github.com/kmmproject/kmm/pkg/verify"
+)
+
+func where(f verify.Finding) string {
+	var parts []string
+	if f.Topic != "" {
+		t := f.Topic
+		if f.Partition != nil {
+			t = fmt.Sprintf("%s[%d]", t, *f.Partition)
+		}
+		parts = append(parts, t)
+	}
+	if f.Group != "" {
+		parts = append(parts, "group "+f.Group)
+	}
+	return strings.Join(parts, " ")
+}
+
+// renderTable prints one block per flow: per check its WARN and FAIL findings one per row, and
+// its OK findings folded into one row.
+func renderTable(w io.Writer, reports []*verify.Report, colour bool) error {
+	paint := func(s verify.Status) string {
+		c := map[verify.Status]*color.Color{verify.OK: color.New(color.FgGreen), verify.Warn: color.New(color.FgYellow), verify.Fail: color.New(color.FgRed, color.Bold)}[s]
+		if !colour || c == nil {
+			return string(s)
+		}
+		c.EnableColor()
+		return c.Sprint(string(s))
+	}
+	for i, r := range reports {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "flow %s, level %s: %d OK, %d WARN, %d FAIL\n", r.Flow, r.Level, r.Summary.OK, r.Summary.Warn, r.Summary.Fail)
+		var rows [][]string
+		for _, check := range verify.CheckOrder {
+			var oks []verify.Finding
+			for _, f := range r.Findings {
+				if f.Check != check {
+					continue
+				}
+				if f.Status == verify.OK {
+					oks = append(oks, f)
+					continue
+				}
+				rows = append(rows, []string{check, paint(f.Status), where(f), f.Reason})
+			}
+			switch {
+			case len(oks) == 1:
+				rows = append(rows, []string{check, paint(verify.OK), where(oks[0]), oks[0].Reason})
+			case len(oks) > 1:
+				rows = append(rows, []string{check, paint(verify.OK), fmt.Sprintf("%d more", len(oks)), oks[0].Reason + " (and the others alike)"})
+			}
+		}
+		if err := output.Table(w, []string{"CHECK", "STATUS", "WHERE", "REASON"}, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// writeJUnit writes one test suite per flow and one test case per finding (check and
+// partition, group or topic); failures carry the reason, warnings are in system-out.
+func writeJUnit(path string, reports []*verify.Report) error {
+	doc := junitSuites{Name: "kmm verify"}
+	for _, r := range reports {
+		s := junitSuite{Name: "kmm verify " + r.Flow + " (" + r.Level + ")", Time: fmt.Sprintf("%.3f", r.FinishedAt.Sub(r.StartedAt).Seconds()),
+			Timestamp: r.StartedAt.Format(time.RFC3339)}
+		for _, f := range r.Findings {
+			name := where(f)
+			if name == "" {
+				name = r.Flow
+			}
+			c := junitCase{Name: name, Classname: "kmm.verify." + f.Check}
+			switch f.Status {
+			case verify.Fail:
+				c.Failure = &junitFailure{Message: f.Reason, Type: f.Check, Text: f.Reason}
+				s.Failures++
+			case verify.Warn:
+				c.SystemOut = "WARN: " + f.Reason
+			}
+			s.Cases = append(s.Cases, c)
+			s.Tests++
+		}
+		doc.Suites = append(doc.Suites, s)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+	}
+	b, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+}
+
+// logProgress writes scan progress as plain lines on stderr, at most every 2 s (and when a scan
+// ends); on a terminal it redraws one line.
+type logProgress struct {
+	mu          sync.Mutex
+	w           io.Writer
+	tty         bool
+	what        string
+	total, done int64
+	start, last time.Time
+}
+
+func newProgress(f *cmdutil.Factory) *logProgress {
+	return &logProgress{w: f.IO.ErrOut, tty: f.IO.IsStderrTTY()}
+}
+
+func (p *logProgress) Start(what string, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.what, p.total, p.done, p.start, p.last = what, total, 0, time.Now(), time.Now()
+}
+
+func (p *logProgress) Add(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += n
+	if time.Since(p.last) >= 2*time.Second || (p.tty && time.Since(p.last) >= 200*time.Millisecond) {
+		p.print(false)
+	}
+}
+
+func (p *logProgress) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.what != "" && p.done > 0 {
+		p.print(true)
+	}
+	p.what = ""
+}
+
+func (p *logProgress) print(final bool) {
+	p.last = time.Now()
+	pct := ""
+	if p.total > 0 {
+		pct = fmt.Sprintf(" (%d%%)", min(100, 100*p.done/p.total))
+	}
+	rate := float64(p.done) / max(time.Since(p.start).Seconds(), 0.001)
+	line := fmt.Sprintf("kmm: %s: %d of ~%d%s, %.0f/s", p.what, p.done, p.total, pct, rate)
+	switch {
+	case p.tty && !final:
+		fmt.Fprintf(p.w, "\r%s\033[K", line)
+	case p.tty:
+		fmt.Fprintf(p.w, "\r%s\033[K\n", line)
+	default:
+		fmt.Fprintln(p.w, line)
+	}
+}

@@ -1,0 +1,270 @@
+// Package verifycmd implements `kmm verify`: is the target a faithful, failover-ready copy of
+// the source? Findings come from pkg/verify; this package parses flags and the drill TOML,
+// renders the table, JSON and JUnit XML, and maps failures to exit 3.
+package verifycmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/output"
+	"github.com/kmmproject/kmm/pkg/verify"
+)
+
+// Options are the flags and arguments of `kmm verify`.
+type Options struct {
+	File       mm2conf.LoadOptions
+	Flow       flow.Selector
+	Topics     string // regular expression over source topic names
+	Groups     string // regular expression over group ids
+	Level      string
+	Output     string
+	JUnit      string
+	Samples    int
+	Seed       uint64
+	From       string // "" or "groups"
+	Parallel   int
+	Canary     time.Duration
+	Thresholds verify.Thresholds
+}
+
+// Drill is the [verify] table of a drill TOML file: the thresholds and level a drill gates on.
+// Flags given on the command line win.
+type Drill struct {
+	Verify struct {
+		Level            string   `toml:"level"`
+		MaxLagRecords    *int64   `toml:"max_lag_records"`
+		MaxLagTime       duration `toml:"max_lag_time"`
+		MaxCheckpointAge duration `toml:"max_checkpoint_age"`
+		MaxDuplicates    *int64   `toml:"max_duplicates"`
+	} `toml:"verify"`
+}
+
+type duration struct {
+	time.Duration
+	set bool
+}
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (e.g. \"30s\", \"5m\")", b)
+	}
+	d.Duration, d.set = v, true
+	return nil
+}
+
+// Command returns `kmm verify`.
+func Command(f *cmdutil.Factory) *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "prove the target is a faithful, failover-ready copy of the source (metadata, sample or full comparison, canary)",
+		ArgsUsage: "mirror-maker.properties",
+		Description: `Read-only on both clusters (the canary alone writes, to its own topic). Levels:
+  metadata (default)  remote topics, partitions, replication factor, topic configs, ACL coverage,
+                      per partition progress, retention gaps, records deleted on the target, lag,
+                      heartbeats, offset syncs, checkpoints and each group's translated offsets,
+                      and the flow's failover state; costs grow with partitions, not records
+  sample              + for --samples offset-sync anchors per partition (seeded by --seed), the
+                      source and target records the anchor pairs are compared field by field
+  full                + both sides streamed per partition (read_committed) and compared by record
+                      digests over ranges, a mismatching range bisected to its first differing
+                      record; missing, extra, diverged and duplicated records reported apart
+                      (duplicates are at-least-once and only counted unless --max-duplicates)
+
+--canary D produces probes to the topic kmm-canary on the source for D and reads them on the
+target: the flow's topics filter must select kmm-canary.
+
+Exit 0 when nothing failed (warnings allowed), 3 when a check failed, 4 when a cluster is
+unreachable, 2 for usage errors. Thresholds can also come from a drill file (--drill) with a
+[verify] table: level, max_lag_records, max_lag_time, max_checkpoint_age, max_duplicates.
+
+Examples:
+   kmm verify mirror-maker.properties
+   kmm verify mirror-maker.properties --flow 'A->B' --level sample --samples 10 --seed 7
+   kmm verify mirror-maker.properties --level full --topics 'orders|payments' -o json
+   kmm verify mirror-maker.properties --level full --from groups --groups 'billing.*'
+   kmm verify mirror-maker.properties --max-lag-records 1000 --max-lag-time 1m --junit verify.xml
+   kmm verify mirror-maker.properties --drill drill.toml
+   kmm verify mirror-maker.properties --canary 30s`,
+		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
+			&cli.StringFlag{Name: "topics", Usage: "only source topics matching this regular expression (full match)"},
+			&cli.StringFlag{Name: "groups", Usage: "only consumer groups matching this regular expression (full match)"},
+			&cli.StringFlag{Name: "level", Value: verify.LevelMetadata, Usage: "metadata, sample or full"},
+			&cli.StringFlag{Name: "junit", Usage: "also write JUnit XML to FILE (one test case per check and partition)"},
+			&cli.IntFlag{Name: "samples", Value: 5, Usage: "sample: offset-sync anchors per partition"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "sample: seed of the anchor choice (same seed, same anchors)"},
+			&cli.StringFlag{Name: "from", Usage: "full: 'groups' compares only from each group's translated position to the end"},
+			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "full: partitions compared at once"},
+			&cli.DurationFlag{Name: "canary", Usage: "produce probes to kmm-canary for D and report gaps and latency"},
+			&cli.Int64Flag{Name: "max-lag-records", Usage: "fail when a partition is more than N records behind"},
+			&cli.DurationFlag{Name: "max-lag-time", Usage: "fail when a partition's oldest unreplicated record is older than D"},
+			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "fail when a group committed on the source past a checkpoint older than D"},
+			&cli.Int64Flag{Name: "max-duplicates", Value: -1, Usage: "full: fail when a partition has more than N duplicates (-1: never)"},
+			&cli.StringFlag{Name: "drill", Usage: "read level and thresholds from the [verify] table of this TOML file"},
+		)...),
+		Action: func(c *cli.Context) error {
+			out, err := cmdutil.Output(c, "table", "json")
+			if err != nil {
+				return err
+			}
+			file, err := cmdutil.LoadOptions(c)
+			if err != nil {
+				return err
+			}
+			o := &Options{File: file, Flow: cmdutil.FlowSelector(c), Topics: c.String("topics"), Groups: c.String("groups"), Level: c.String("level"),
+				Output: out, JUnit: c.String("junit"), Samples: c.Int("samples"), Seed: c.Uint64("seed"), From: c.String("from"),
+				Parallel: c.Int("parallel"), Canary: c.Duration("canary"),
+				Thresholds: verify.Thresholds{MaxLagRecords: c.Int64("max-lag-records"), MaxLagTime: c.Duration("max-lag-time"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}}
+			if d := c.Int64("max-duplicates"); d >= 0 {
+				o.Thresholds.MaxDuplicates = &d
+			}
+			if p := c.String("drill"); p != "" {
+				if err := applyDrill(p, o, c.IsSet); err != nil {
+					return err
+				}
+			}
+			return Run(c.Context, o, f)
+		},
+	}
+}
+
+// applyDrill fills what the command line did not set from the drill file's [verify] table.
+func applyDrill(path string, o *Options, isSet func(string) bool) error {
+	var d Drill
+	md, err := toml.DecodeFile(path, &d)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return kerr.WithHint(kerr.New(kerr.Usage, "%s:%d: %s", path, pe.Position.Line, pe.Message), "fix the TOML syntax of the drill file")
+		}
+		return kerr.WithHint(kerr.New(kerr.Usage, "%s: %v", path, err), "values: level = \"full\", max_lag_records = 1000, max_lag_time = \"1m\", max_checkpoint_age = \"5m\", max_duplicates = 0")
+	}
+	for _, k := range md.Undecoded() {
+		if len(k) > 0 && k[0] == "verify" {
+			return kerr.WithHint(kerr.New(kerr.Usage, "%s: unknown key %s", path, k.String()), "the [verify] table knows level, max_lag_records, max_lag_time, max_checkpoint_age, max_duplicates")
+		}
+	}
+	v := d.Verify
+	if v.Level != "" && !isSet("level") {
+		o.Level = v.Level
+	}
+	if v.MaxLagRecords != nil && !isSet("max-lag-records") {
+		o.Thresholds.MaxLagRecords = *v.MaxLagRecords
+	}
+	if v.MaxLagTime.set && !isSet("max-lag-time") {
+		o.Thresholds.MaxLagTime = v.MaxLagTime.Duration
+	}
+	if v.MaxCheckpointAge.set && !isSet("max-checkpoint-age") {
+		o.Thresholds.MaxCheckpointAge = v.MaxCheckpointAge.Duration
+	}
+	if v.MaxDuplicates != nil && !isSet("max-duplicates") && *v.MaxDuplicates >= 0 {
+		o.Thresholds.MaxDuplicates = v.MaxDuplicates
+	}
+	return nil
+}
+
+func compile(flag, re string) (func(string) bool, error) {
+	if re == "" {
+		return nil, nil
+	}
+	rx, err := regexp.Compile("^(?:" + re + ")$")
+	if err != nil {
+		return nil, kerr.WithHint(kerr.New(kerr.Usage, "--%s %q: %v", flag, re, err), "a Go regular expression matched against the whole name, e.g. 'orders|payments.*'")
+	}
+	return rx.MatchString, nil
+}
+
+// Run runs `kmm verify`.
+func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	switch o.Level {
+	case verify.LevelMetadata, verify.LevelSample, verify.LevelFull:
+	default:
+		return kerr.New(kerr.Usage, "--level must be metadata, sample or full, not %q", o.Level)
+	}
+	if o.From != "" && o.From != "groups" {
+		return kerr.New(kerr.Usage, "--from must be groups, not %q", o.From)
+	}
+	if o.From != "" && o.Level != verify.LevelFull {
+		return kerr.New(kerr.Usage, "--from groups applies to --level full")
+	}
+	topics, err := compile("topics", o.Topics)
+	if err != nil {
+		return err
+	}
+	groups, err := compile("groups", o.Groups)
+	if err != nil {
+		return err
+	}
+	if o.JUnit != "" {
+		// Fail before reading a cluster when the report cannot be written.
+		fh, err := os.OpenFile(o.JUnit, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return kerr.New(kerr.Usage, "--junit: %v", err)
+		}
+		fh.Close()
+	}
+	_, all, err := fac.Flows(o.File)
+	if err != nil {
+		return err
+	}
+	flows, err := flow.All(all, o.Flow, true)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(fac)
+	var reports []*verify.Report
+	for _, f := range flows {
+		rep, err := verify.Run(ctx, fac.Clusters, f, verify.Options{Level: o.Level, Topics: topics, Groups: groups, Samples: o.Samples, Seed: o.Seed,
+			FromGroups: o.From == "groups", Parallel: o.Parallel, Thresholds: o.Thresholds, Progress: prog, Now: fac.Clock})
+		if err != nil {
+			if ctx.Err() != nil {
+				return kerr.Wrap(kerr.Interrupted, ctx.Err())
+			}
+			return err
+		}
+		if o.Canary > 0 {
+			fd, err := verify.Canary(ctx, fac.Clusters, f, verify.CanaryOptions{Duration: o.Canary, Progress: prog})
+			if err != nil {
+				if ctx.Err() != nil {
+					return kerr.Wrap(kerr.Interrupted, ctx.Err())
+				}
+				return err
+			}
+			rep.Add(fd)
+			rep.Finish(fac.Clock().UTC())
+		}
+		reports = append(reports, rep)
+	}
+	if o.Output == "json" {
+		if err := output.WriteJSON(fac.IO.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "verify", GeneratedAt: fac.Clock().UTC(), Items: reports}); err != nil {
+			return err
+		}
+	} else if err := renderTable(fac.IO.Out, reports, fac.IO.ColorEnabled()); err != nil {
+		return err
+	}
+	if o.JUnit != "" {
+		if err := writeJUnit(o.JUnit, reports); err != nil {
+			return err
+		}
+	}
+	failed := 0
+	for _, r := range reports {
+		failed += r.Summary.Fail
+	}
+	if failed > 0 {
+		return kerr.New(kerr.CheckFailed, "verify: %d finding(s) failed", failed)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package verify
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/cluster"
+)
+
+func items(base int64, hashes ...uint64) []Item {
+	out := make([]Item, len(hashes))
+	for i, h := range hashes {
+		out[i] = Item{Offset: base + int64(i), Hash: h}
+	}
+	return out
+}
+
+func seq(from, to uint64) []uint64 {
+	var out []uint64
+	for h := from; h < to; h++ {
+		out = append(out, 1000+h)
+	}
+	return out
+}
+
+func cat(parts ...[]uint64) []uint64 {
+	var out []uint64
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func TestCompare(t *testing.T) {
+	altered := seq(0, 50)
+	altered[17] = 7
+	cases := []struct {
+		name     string
+		src, tgt []uint64
+		upTo     int64
+		want     Result
+		firstSrc int64
+		firstTgt int64
+	}{
+		{"equal", seq(0, 10000), seq(0, 10000), -1, Result{Matched: 10000}, -1, -1},
+		{"missing in the middle", seq(0, 100), cat(seq(0, 40), seq(45, 100)), -1, Result{Matched: 95, Missing: 5}, 40, -1},
+		{"missing prefix", seq(0, 100), seq(30, 100), -1, Result{Matched: 70, Missing: 30}, 0, -1},
+		{"extra on the target", seq(0, 100), cat(seq(0, 60), []uint64{1, 2}, seq(60, 100)), -1, Result{Matched: 100, Extra: 2}, -1, 60},
+		{"diverged", seq(0, 50), altered, -1, Result{Matched: 49, Diverged: 1}, 17, 17},
+		{"duplicates after a crash", seq(0, 100), cat(seq(0, 50), seq(40, 100)), -1, Result{Matched: 100, Duplicates: 10}, 40, 50},
+		{"tail not replicated yet", seq(0, 100), seq(0, 80), 80, Result{Matched: 80, NotYetReplicated: 20}, -1, -1},
+		{"tail missing below the replicated position", seq(0, 100), seq(0, 80), 90, Result{Matched: 80, Missing: 10, NotYetReplicated: 10}, 80, -1},
+		{"extra at the end", seq(0, 10), cat(seq(0, 10), []uint64{5}), -1, Result{Matched: 10, Extra: 1}, -1, 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Comparer{Chunk: 64, ReplicatedUpTo: tc.upTo}
+			got, err := c.Compare(context.Background(), &SliceStream{Items: items(0, tc.src...)}, &SliceStream{Items: items(0, tc.tgt...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Matched != tc.want.Matched || got.Missing != tc.want.Missing || got.Extra != tc.want.Extra || got.Diverged != tc.want.Diverged ||
+				got.Duplicates != tc.want.Duplicates || got.NotYetReplicated != tc.want.NotYetReplicated {
+				t.Fatalf("got %+v want %+v", got, tc.want)
+			}
+			if tc.firstSrc >= 0 || tc.firstTgt >= 0 {
+				if len(got.Differences) == 0 {
+					t.Fatalf("no difference recorded: %+v", got)
+				}
+				d := got.Differences[0]
+				if (tc.firstSrc >= 0 && d.SourceOffset != tc.firstSrc) || (tc.firstTgt >= 0 && d.TargetOffset != tc.firstTgt) {
+					t.Fatalf("first difference %+v, want source %d target %d", d, tc.firstSrc, tc.firstTgt)
+				}
+			}
+			if got.SourceRecords != int64(len(tc.src)) || got.TargetRecords != int64(len(tc.tgt)) {
+				t.Fatalf("read %d/%d records", got.SourceRecords, got.TargetRecords)
+			}
+		})
+	}
+}
+
+func TestRecordHash(t *testing.T) {
+	ts := time.UnixMilli(1_700_000_000_000)
+	base := cluster.Record{Key: []byte("k"), Value: []byte("v"), Headers: []cluster.Header{{Key: "a", Value: []byte("1")}, {Key: "b"}}, Timestamp: ts}
+	h := RecordHash(&base, true)
+	variants := map[string]cluster.Record{
+		"null key":          {Key: nil, Value: []byte("v"), Headers: base.Headers, Timestamp: ts},
+		"empty key":         {Key: []byte{}, Value: []byte("v"), Headers: base.Headers, Timestamp: ts},
+		"tombstone":         {Key: []byte("k"), Headers: base.Headers, Timestamp: ts},
+		"header dropped":    {Key: []byte("k"), Value: []byte("v"), Headers: base.Headers[:1], Timestamp: ts},
+		"headers reordered": {Key: []byte("k"), Value: []byte("v"), Headers: []cluster.Header{base.Headers[1], base.Headers[0]}, Timestamp: ts},
+		"timestamp":         {Key: []byte("k"), Value: []byte("v"), Headers: base.Headers, Timestamp: ts.Add(time.Millisecond)},
+		"byte flipped":      {Key: []byte("k"), Value: []byte("w"), Headers: base.Headers, Timestamp: ts},
+		"key/value shifted": {Key: []byte("kv"), Value: []byte{}, Headers: base.Headers, Timestamp: ts},
+	}
+	for name, r := range variants {
+		if RecordHash(&r, true) == h {
+			t.Errorf("%s: same digest", name)
+		}
+	}
+	other := base
+	other.Timestamp = ts.Add(time.Hour)
+	if RecordHash(&other, false) != RecordHash(&base, false) {
+		t.Error("without timestamps the digest depends on the timestamp")
+	}
+}
