@@ -76,19 +76,29 @@ func (s *state) full(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// start pairs the first source and target offsets of a partition's comparison: each group's
-// lowest translated position with --from groups, otherwise the oldest offset sync of a record
-// still on the source (the target side starts no earlier than its log start: records deleted
-// there show up as missing), otherwise both log starts.
+// start pairs the first source and target offsets of a partition's comparison. A compacted
+// topic is read whole on both sides (it is compared by key). Otherwise the newest offset sync at
+// or below the source log start pairs them (the target skips the records whose source records
+// are gone), or the oldest sync when every sync is above it, or both log starts without syncs;
+// the target side starts no earlier than its log start (records deleted there show as missing).
+// With --from groups, the pairing starts at the newest sync at or below the lowest position any
+// group has translated on the partition: everything a consumer reads after a failover.
 func (s *state) start(p *part) (job, bool) {
 	j := job{p: p}
+	hist := s.syncs.History(offsetsync.TP{Topic: p.tp.Topic, Partition: p.tp.Partition})
+	from := p.srcStart
+	if p.compacted {
+		j.srcFrom, j.tgtFrom, j.why = p.srcStart, p.tgtStart, "whole partition"
+		return j, true
+	}
 	if s.o.FromGroups {
 		found := false
+		var gd int64
 		if s.ckpts != nil {
 			for _, g := range s.ckpts.Groups() {
 				e, ok := s.ckpts.Get(g, offsetsync.TP{Topic: p.remote.Topic, Partition: p.remote.Partition})
-				if ok && (!found || e.UpstreamOffset < j.srcFrom) {
-					j.srcFrom, j.tgtFrom, found = e.UpstreamOffset, e.DownstreamOffset, true
+				if ok && (!found || e.UpstreamOffset < from) {
+					from, gd, found = e.UpstreamOffset, e.DownstreamOffset, true
 					j.why = "from group " + g + "'s translated position"
 				}
 			}
@@ -98,17 +108,35 @@ func (s *state) start(p *part) (job, bool) {
 				Reason: "no group has a translated position here (--from groups): not compared"})
 			return j, false
 		}
+		j.srcFrom, j.tgtFrom = from, gd
 	} else {
 		j.srcFrom, j.tgtFrom, j.why = p.srcStart, p.tgtStart, "log starts paired (no offset sync)"
-		for _, sy := range s.syncs.History(offsetsync.TP{Topic: p.tp.Topic, Partition: p.tp.Partition}) {
-			if sy.Upstream >= p.srcStart {
-				j.srcFrom, j.tgtFrom, j.why = sy.Upstream, sy.Downstream, fmt.Sprintf("from offset sync %d->%d", sy.Upstream, sy.Downstream)
-				break
-			}
+	}
+	var anchor *offsetsync.Sync
+	for i := range hist {
+		if hist[i].Upstream <= from {
+			anchor = &hist[i]
+		}
+	}
+	if anchor == nil && len(hist) > 0 && !s.o.FromGroups {
+		anchor = &hist[0]
+	}
+	if anchor != nil {
+		j.srcFrom, j.tgtFrom = anchor.Upstream, anchor.Downstream
+		j.why += fmt.Sprintf(", paired by offset sync %d->%d", anchor.Upstream, anchor.Downstream)
+		if s.o.FromGroups {
+			j.why = strings.TrimPrefix(j.why, ", ")
+		} else {
+			j.why = fmt.Sprintf("paired by offset sync %d->%d", anchor.Upstream, anchor.Downstream)
+		}
+		if anchor.Upstream < p.srcStart {
+			// Records between the sync and the log start are gone from the source: skip their copies.
+			j.tgtFrom += p.srcStart - anchor.Upstream
+			j.srcFrom = p.srcStart
 		}
 	}
 	j.srcFrom = max(j.srcFrom, p.srcStart)
-	j.tgtFrom = max(j.tgtFrom, p.tgtStart)
+	j.tgtFrom = min(max(j.tgtFrom, p.tgtStart), max(p.tgtEnd, p.tgtStart))
 	return j, true
 }
 

@@ -24,7 +24,7 @@ type anchor struct {
 func anchors(p *part, hist []offsetsync.Sync, n int, seed uint64) []offsetsync.Sync {
 	var ok []offsetsync.Sync
 	for _, sy := range hist {
-		if sy.Upstream >= p.srcStart && sy.Upstream < p.srcEnd && sy.Upstream < p.next() && sy.Downstream >= p.tgtStart && sy.Downstream < p.tgtEnd {
+		if sy.Upstream >= p.srcStart && sy.Upstream < p.srcEnd && (p.stored < 0 || sy.Upstream < p.next()) && sy.Downstream >= p.tgtStart && sy.Downstream < p.tgtEnd {
 			ok = append(ok, sy)
 		}
 	}
