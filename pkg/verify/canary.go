@@ -159,8 +159,10 @@ func Canary(ctx context.Context, open cluster.Opener, f *flow.Flow, o CanaryOpti
 		sent[seq] = now
 		seq++
 		o.Progress.Add(1)
-		if err := poll(max(time.Millisecond, time.Until(now.Add(o.Interval)))); err != nil {
-			return fd, err
+		for next := now.Add(o.Interval); time.Now().Before(next); {
+			if err := poll(max(time.Millisecond, time.Until(next))); err != nil {
+				return fd, err
+			}
 		}
 	}
 	o.Progress.Done()

@@ -376,3 +376,36 @@ func TestRealVerifyAlteredCopy(t *testing.T) {
 		t.Fatalf("LogAppendTime target:\n%s", dump(rep))
 	}
 }
+
+// The canary: probes flow through a running replicator (no gap, latency percentiles); with the
+// replicator stopped every probe is a gap; a flow whose filter does not select kmm-canary fails
+// with the fix.
+func TestRealCanary(t *testing.T) {
+	bed := testbed.Attach(t)
+	ctx := context.Background()
+	notSelected := verifyFlow(bed, "orders")
+	if err := notSelected.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := verify.Canary(ctx, rdkafka.Opener{}, notSelected, verify.CanaryOptions{Duration: time.Second})
+	if err != nil || fd.Status != verify.Fail || !strings.Contains(fd.Reason, "does not replicate kmm-canary") || !strings.Contains(fd.Reason, "A->B.topics") {
+		t.Fatalf("not selected: %v %+v", err, fd)
+	}
+	f := verifyFlow(bed, verify.CanaryTopic)
+	r := replbed.Start(t, f)
+	fd, err = verify.Canary(ctx, rdkafka.Opener{}, f, verify.CanaryOptions{Duration: 3 * time.Second})
+	if err != nil || fd.Status != verify.OK || fd.Counts["sent"] < 10 || fd.Counts["sent"] > 31 || fd.Counts["received"] != fd.Counts["sent"] || fd.Counts["gaps"] != 0 ||
+		fd.Counts["p50_ms"] <= 0 || fd.Counts["p99_ms"] < fd.Counts["p50_ms"] {
+		t.Fatalf("canary through the replicator: %v %+v", err, fd)
+	}
+	t.Logf("canary: %s", fd.Reason)
+	r.Stop(t)
+	f2 := verifyFlow(bed, verify.CanaryTopic)
+	if err := f2.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	fd, err = verify.Canary(ctx, rdkafka.Opener{}, f2, verify.CanaryOptions{Duration: time.Second, Grace: 2 * time.Second})
+	if err != nil || fd.Status != verify.Fail || fd.Counts["gaps"] != fd.Counts["sent"] || fd.Counts["sent"] == 0 || !strings.Contains(fd.Reason, "first missing seq 0") {
+		t.Fatalf("canary with the replicator stopped: %v %+v", err, fd)
+	}
+}
