@@ -8,10 +8,16 @@ import (
 	"github.com/kmmproject/kmm/pkg/cluster"
 )
 
+// streamIdle is how long a read waits without any record before it concludes that the rest of
+// its range holds no readable record (transaction markers, aborted or compacted records).
+const streamIdle = 10 * time.Second
+
 // partStream reads one partition range [from, end) through a cluster.Reader and yields record
 // digests (records are dropped as soon as they are hashed). Offsets without a readable record
 // (transaction markers, aborted records under read_committed, compacted records) are skipped;
-// a read that sees nothing for idle while short of end concludes the range is done.
+// a read that sees nothing for idle while short of end concludes the range is done and says so
+// (stalled), since a busy broker can also be that slow: the comparison then reports the unread
+// tail as not verified rather than missing.
 type partStream struct {
 	r      cluster.Reader
 	tp     cluster.TP
@@ -21,12 +27,15 @@ type partStream struct {
 	idle   time.Duration
 	buf    []Item
 	done   bool
+	any    bool // a record was read
+	// stalled is set when the read stopped by the idle rule short of end.
+	stalled bool
 	// recs, if set, receives each record read (the compacted comparison needs keys).
 	recs func(*cluster.Record)
 }
 
 func openStream(c cluster.Cluster, tp cluster.TP, from, end int64, withTS bool) (*partStream, error) {
-	s := &partStream{tp: tp, end: end, last: from - 1, withTS: withTS, idle: cluster.DefaultIdle}
+	s := &partStream{tp: tp, end: end, last: from - 1, withTS: withTS, idle: streamIdle}
 	if end <= from {
 		s.done = true
 		return s, nil
@@ -75,10 +84,14 @@ func (s *partStream) Next(ctx context.Context) (Item, bool, error) {
 		if s.last >= s.end-1 {
 			s.done = true
 		}
+		idle := s.idle
+		if !s.any {
+			idle = 3 * s.idle // the first fetch also connects and finds the leader
+		}
 		if len(recs) > 0 {
-			quiet = time.Now()
-		} else if time.Since(quiet) >= s.idle {
-			s.done = true
+			quiet, s.any = time.Now(), true
+		} else if time.Since(quiet) >= idle {
+			s.done, s.stalled = true, true
 		}
 	}
 	it := s.buf[0]

@@ -1,0 +1,172 @@
+package e2e
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+type junitDoc struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Suites   []struct {
+		Name  string `xml:"name,attr"`
+		Cases []struct {
+			Name      string `xml:"name,attr"`
+			Classname string `xml:"classname,attr"`
+			Failure   *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func readJUnit(t *testing.T, path string) junitDoc {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d junitDoc
+	if err := xml.Unmarshal(b, &d); err != nil {
+		t.Fatalf("JUnit XML does not parse: %v\n%s", err, b)
+	}
+	return d
+}
+
+// kmm verify as a CI job runs it: exit 0 on a clean copy with JSON and JUnit XML that parse,
+// exit 3 with the failing check named in the table, the JSON and the JUnit failure once a
+// record is injected into the remote topic, thresholds from flags and from a drill TOML, exit 2
+// for bad input (a TOML error names file:line), exit 4 for an unreachable cluster.
+func TestVerifyCLI(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "verifycli")
+	bed.A.CreateTopic(t, topic, 2, nil)
+	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic))
+	bed.A.Produce(t, seqRecords(topic, 2, 0, 200))
+	p := startKMM(t, "replicate", props)
+	waitCount(t, bed.B, "A."+topic, 2, 200, time.Minute)
+	time.Sleep(time.Second) // the positions are flushed every 300 ms
+	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("replicate exit %d", code)
+	}
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "verify.xml")
+
+	r := Run(t, "verify", props, "--level", "full", "-o", "json", "--junit", junit)
+	if r.Code != 0 {
+		t.Fatalf("clean copy: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	type finding struct {
+		Check        string         `json:"check"`
+		Status       string         `json:"status"`
+		Topic        string         `json:"topic"`
+		Partition    *int32         `json:"partition"`
+		TargetOffset *int64         `json:"target_offset"`
+		Reason       string         `json:"reason"`
+		Counts       map[string]int `json:"counts"`
+	}
+	var env struct {
+		SchemaVersion int    `json:"schema_version"`
+		Kind          string `json:"kind"`
+		Items         []struct {
+			Flow     string    `json:"flow"`
+			Level    string    `json:"level"`
+			Findings []finding `json:"findings"`
+			Summary  struct{ OK, Warn, Fail int }
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil || env.Kind != "verify" || env.SchemaVersion != 1 || len(env.Items) != 1 || env.Items[0].Flow != "A->B" {
+		t.Fatalf("JSON: %v\n%s", err, r.Stdout)
+	}
+	matched := 0
+	for _, f := range env.Items[0].Findings {
+		if f.Check == "full" && f.Topic == topic {
+			matched += f.Counts["matched"]
+		}
+	}
+	if matched != 200 {
+		t.Fatalf("full compared %d records:\n%s", matched, r.Stdout)
+	}
+	d := readJUnit(t, junit)
+	if d.Failures != 0 || d.Tests != len(env.Items[0].Findings) || len(d.Suites) != 1 {
+		t.Fatalf("JUnit of a clean copy: %+v", d)
+	}
+
+	// A record produced directly into the remote topic.
+	off := bed.B.Produce(t, []rdkafka.Record{{Topic: "A." + topic, Partition: 1, Value: []byte("not from A")}})[0]
+	r = Run(t, "verify", props, "--level", "full", "--junit", junit)
+	if r.Code != 3 || !strings.Contains(r.Stdout, "FAIL") || !strings.Contains(r.Stdout, topic+"[1]") || !strings.Contains(r.Stdout, "1 extra at target offset") {
+		t.Fatalf("injected record: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	d = readJUnit(t, junit)
+	found := false
+	for _, s := range d.Suites {
+		for _, c := range s.Cases {
+			if c.Classname == "kmm.verify.full" && c.Name == topic+"[1]" && c.Failure != nil && strings.Contains(c.Failure.Message, "1 extra") {
+				found = true
+			}
+		}
+	}
+	if d.Failures != 1 || !found {
+		t.Fatalf("JUnit: %+v", d)
+	}
+	r = Run(t, "verify", props, "--level", "full", "-o", "json")
+	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil || r.Code != 3 {
+		t.Fatalf("JSON: exit %d %v\n%s", r.Code, err, r.Stdout)
+	}
+	ok := false
+	for _, f := range env.Items[0].Findings {
+		if f.Check == "full" && f.Status == "FAIL" && f.Topic == topic && f.Partition != nil && *f.Partition == 1 && f.TargetOffset != nil && *f.TargetOffset == off {
+			ok = true
+		}
+	}
+	if !ok {
+		t.Fatalf("no FAIL finding at target offset %d:\n%s", off, r.Stdout)
+	}
+
+	// Thresholds: records not replicated yet, from a flag and from the drill file.
+	bed.A.Produce(t, seqRecords(topic, 2, 200, 20))
+	if r = Run(t, "verify", props, "--max-lag-records", "5"); r.Code != 3 || !strings.Contains(r.Stdout, "over --max-lag-records 5") {
+		t.Fatalf("--max-lag-records: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r = Run(t, "verify", props, "--max-lag-records", "50"); r.Code != 0 {
+		t.Fatalf("--max-lag-records 50: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	drill := filepath.Join(dir, "drill.toml")
+	if err := os.WriteFile(drill, []byte("[verify]\nmax_lag_records = 5\nmax_lag_time = \"1h\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r = Run(t, "verify", props, "--drill", drill); r.Code != 3 || !strings.Contains(r.Stdout, "over --max-lag-records 5") {
+		t.Fatalf("drill: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r = Run(t, "verify", props, "--drill", drill, "--max-lag-records", "50"); r.Code != 0 {
+		t.Fatalf("flag over drill: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if err := os.WriteFile(drill, []byte("[verify]\nmax_lag_records = 5\nmax_lag_time = \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r = Run(t, "verify", props, "--drill", drill); r.Code != 2 || !strings.Contains(r.Stderr, drill+":3") {
+		t.Fatalf("bad drill: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if r = Run(t, "verify", props, "--level", "deep"); r.Code != 2 || !strings.Contains(r.Stderr, "metadata, sample or full") {
+		t.Fatalf("bad level: exit %d\n%s", r.Code, r.Stderr)
+	}
+
+	// An unreachable target: exit 4, fast.
+	down := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic), "B.bootstrap.servers = 127.0.0.1:1")
+	start := time.Now()
+	if r = Run(t, "verify", down); r.Code != 4 || time.Since(start) > 30*time.Second {
+		t.Fatalf("unreachable: exit %d after %s\n%s", r.Code, time.Since(start), r.Stderr)
+	}
+}
