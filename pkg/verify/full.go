@@ -193,7 +193,7 @@ func (s *state) comparePartition(ctx context.Context, j job) (Finding, error) {
 	if tgtStream.stalled {
 		stalled = append(stalled, fmt.Sprintf("the target read returned nothing for %s at offset %d of end %d", streamIdle, tgtStream.last, p.tgtEnd))
 	}
-	if len(stalled) > 0 && res.Diverged == 0 {
+	if len(stalled) > 0 && res.Diverged == 0 && res.Missing+res.Extra > 0 {
 		// Missing or extra records past a stalled read are unverified, not proven gone.
 		fd.Status = Warn
 		fd.Reason = fmt.Sprintf("%s: %d record(s) matched, %d missing and %d extra not verified (offsets without readable records, or a slow broker; run again)",
