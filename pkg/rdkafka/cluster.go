@@ -47,6 +47,18 @@ func (c *Cluster) NewReader() (cluster.Reader, error) {
 	return r, nil
 }
 
+// NewScanReader opens a reader for long sequential scans (kmm verify --level full): the side's
+// consumer settings with a bounded prefetch (8 MiB per reader) and no Nagle delay, each only
+// where the file sets none, so several readers at once stay within a small memory budget.
+func (c *Cluster) NewScanReader() (cluster.Reader, error) {
+	r, err := NewConsumer(c.Name(), merge(c.consumer, map[string]string{"queued.max.messages.kbytes": "8192", "queued.min.messages": "10000",
+		"fetch.queue.backoff.ms": "10", "socket.nagle.disable": "true"}))
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // NewProducer opens a producer with the side's producer settings and overrides on top.
 func (c *Cluster) NewProducer(overrides map[string]string) (cluster.Producer, error) {
 	p, err := NewProducer(c.Name(), merge(overrides, c.producer), c.opts...)

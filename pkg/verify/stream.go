@@ -8,6 +8,11 @@ import (
 	"github.com/kmmproject/kmm/pkg/cluster"
 )
 
+// scanReaderOpener is a cluster that opens readers tuned for long scans (bounded prefetch).
+type scanReaderOpener interface {
+	NewScanReader() (cluster.Reader, error)
+}
+
 // streamIdle is how long a read waits without any record before it concludes that the rest of
 // its range holds no readable record (transaction markers, aborted or compacted records).
 const streamIdle = 10 * time.Second
@@ -40,7 +45,13 @@ func openStream(c cluster.Cluster, tp cluster.TP, from, end int64, withTS bool) 
 		s.done = true
 		return s, nil
 	}
-	r, err := c.NewReader()
+	var r cluster.Reader
+	var err error
+	if sc, ok := c.(scanReaderOpener); ok {
+		r, err = sc.NewScanReader()
+	} else {
+		r, err = c.NewReader()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ type config struct {
 	LatencySecs                       float64
 	MM2Heap                           string
 	Poll                              time.Duration
-	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency (default all)
+	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency, verify (default all; verify needs kmm)
 	Workloads                         map[string]bool // BENCH_WORKLOADS: 1k, 100b (default both)
 	Perf                              bool            // BENCH_PERF=1: perf record every kmm run (profiling only)
 
@@ -59,7 +59,8 @@ type config struct {
 	brokers     map[string]int
 	kmmConsumer rdkafka.Config
 	kmmProducer rdkafka.Config
-	kmmForce    bool // kmm replicate has --force
+	kmmForce    bool        // kmm replicate has --force
+	pending     []runResult // verify rows measured during a kmm run, recorded after it
 }
 
 func (c *config) runTimeout(w *workload) time.Duration {
@@ -125,7 +126,8 @@ func repoRoot() string {
 
 func loadConfig() *config {
 	root := repoRoot()
-	c := &config{Root: root, A: "127.0.0.1:19092", B: "127.0.0.1:29092", C: "127.0.0.1:39092", Poll: 100 * time.Millisecond}
+	off := envInt("KMM_TESTBED_PORT_OFFSET", 0) // the bed's port shift (scripts/testbed.sh)
+	c := &config{Root: root, A: fmt.Sprintf("127.0.0.1:%d", 19092+off), B: fmt.Sprintf("127.0.0.1:%d", 29092+off), C: fmt.Sprintf("127.0.0.1:%d", 39092+off), Poll: 100 * time.Millisecond}
 	c.Smoke = os.Getenv("BENCH_SMOKE") == "1" || os.Getenv("BENCH_SMOKE") == "true"
 	c.Bed = os.Getenv("KMM_TESTBED_DIR")
 	if c.Bed == "" {
@@ -159,7 +161,7 @@ func loadConfig() *config {
 	if c.OutDir == "" {
 		c.OutDir = defOut
 	}
-	c.Only = listEnv("BENCH_ONLY", "ceiling,kmm,mm2,latency")
+	c.Only = listEnv("BENCH_ONLY", "ceiling,kmm,mm2,latency,verify")
 	c.Workloads = listEnv("BENCH_WORKLOADS", "1k,100b")
 	c.Perf = os.Getenv("BENCH_PERF") == "1"
 	b := make([]byte, 3)
@@ -339,8 +341,22 @@ func run(ctx context.Context, cfg *config) int {
 				logf("%s %s rep %d ...", tool, w.Name, i)
 				record(runReplication(ctx, cfg, tool, w, i, order))
 				order++
+				for _, r := range cfg.pending {
+					record(r)
+					order++
+				}
+				cfg.pending = nil
 			}
 		}
+	}
+	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["verify"]; i++ {
+		n := 1000
+		if cfg.Smoke {
+			n = 24
+		}
+		logf("verify metadata over %d partitions rep %d ...", n, i)
+		r := verifyMetadata(ctx, cfg, n, i)
+		record(r)
 	}
 	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["latency"]; i++ {
 		tools := []string{"kmm", "mm2"}

@@ -160,6 +160,7 @@ func (rep *report) markdown(notes string) []byte {
 			{"mm2/ceiling records_per_s", "records/s MM2 / ceiling"}, {"kmm/mm2 cpu_s_per_gb", "CPU-s per GB kmm / MM2"},
 			{"kmm/mm2 cpu_s_total_per_gb", "CPU-s per GB incl. start-up kmm / MM2"}, {"kmm/mm2 peak_rss_mb", "peak RSS kmm / MM2"},
 			{"kmm/mm2 startup_s", "start-up kmm / MM2"}, {"kmm/mm2 total_s", "time to replicate all kmm / MM2"},
+			{"verify/ceiling records_per_s", "kmm verify --level full / ceiling of both topics read in parallel"},
 		} {
 			r, ok := ws.Ratios[k.key]
 			m, pairs := ratioCell(r, ok)
@@ -167,6 +168,29 @@ func (rep *report) markdown(notes string) []byte {
 		}
 		p("\n")
 	}
+
+	p("## kmm verify\n\n")
+	p("Right after each kmm run (the copy complete, the replicator idle), `kmm verify FILE --level full --topics <workload> --parallel 12 -o json` ")
+	p("reads the workload on A and its copy on B and compares every record; its rate is records read on both sides / wall time of the whole command ")
+	p("(start-up and metadata included). The ceiling is the consume-only ceiling's clients reading both topics at once in the same repetition ")
+	p("(first record to last). Peak RSS is the command's `ru_maxrss`. The metadata row times `kmm verify --level metadata` over a topic of that many ")
+	p("partitions on A and its remote topic on B (empty: metadata cost grows with partitions, not records).\n\n")
+	p("| median (min–max) | workload | ceiling: both topics | kmm verify --level full |\n|---|---|---|---|\n")
+	for _, ws := range rep.Summary.Workloads {
+		for _, r := range []struct{ label, metric string }{{"records/s read", "records_per_s"}, {"seconds", "total_s"}, {"peak RSS (MiB)", "peak_rss_mb"}, {"CPU-s", "cpu_s_transfer"}, {"other cores (noise)", "other_cores"}} {
+			f := num
+			if r.metric == "records_per_s" {
+				f = thousands
+			}
+			p("| %s | %s | %s | %s |\n", r.label, ws.Workload, cell(ws.Metrics, "verify-ceiling", r.metric, f), cell(ws.Metrics, "verify-full", r.metric, f))
+		}
+	}
+	for _, r := range rep.Runs {
+		if r.Kind == "verify-metadata" {
+			p("\n`kmm verify --level metadata` over %s partitions, rep %d: %.2f s, peak RSS %.0f MiB (ok: %v)\n", strings.TrimSuffix(r.Workload, "p"), r.Rep, r.TotalSec, r.PeakRSSMB, r.OK)
+		}
+	}
+	p("\n")
 
 	p("## Latency at %d records/s\n\n", c.LatencyRate)
 	p("| median (min–max) | kmm | MM2 | kmm / MM2 (median of pairs) |\n|---|---|---|---|\n")

@@ -228,6 +228,10 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	res.attribute(firstCPU, doneCPU)
 	res.finishRates()
 	res.OK = true
+	if tool == "kmm" && cfg.Only["verify"] {
+		logf("verify %s rep %d ...", w.Name, rep)
+		cfg.pending = append(cfg.pending, verifyRuns(ctx, cfg, w, rep, order+1, props, remote)...)
+	}
 	return res
 }
 

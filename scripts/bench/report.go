@@ -224,7 +224,7 @@ func (rep *report) summarize() {
 	}
 	for _, w := range rep.Workloads {
 		ws := workloadSummary{Workload: w.Name, Metrics: map[string]map[string]stat{}, Ratios: map[string]ratio{}}
-		for _, kind := range []string{"ceiling-consume", "ceiling-produce", "kmm", "mm2"} {
+		for _, kind := range []string{"ceiling-consume", "ceiling-produce", "kmm", "mm2", "verify-ceiling", "verify-full"} {
 			ms := map[string]stat{}
 			for name, f := range runMetrics {
 				var xs []float64
@@ -261,6 +261,11 @@ func (rep *report) summarize() {
 			if okK && okC {
 				pairs["kmm/ceiling records_per_s"] = append(pairs["kmm/ceiling records_per_s"], div(k.RecPerSec, c))
 			}
+			if v, ok := rep.find("verify-full", w.Name, i); ok {
+				if vc, ok := rep.find("verify-ceiling", w.Name, i); ok {
+					pairs["verify/ceiling records_per_s"] = append(pairs["verify/ceiling records_per_s"], div(v.RecPerSec, vc.RecPerSec))
+				}
+			}
 			if okM && okC {
 				pairs["mm2/ceiling records_per_s"] = append(pairs["mm2/ceiling records_per_s"], div(m.RecPerSec, c))
 			}
@@ -285,6 +290,23 @@ func (rep *report) summarize() {
 		if m, ok := ws.Metrics["kmm"]["peak_rss_mb"]; ok {
 			check(w.Name+": kmm peak RSS, MiB (issue 4)", "≤ 128", m.Median, m.Median <= 128)
 		}
+		if r, ok := ws.Ratios["verify/ceiling records_per_s"]; ok {
+			check(w.Name+": kmm verify --level full, records/s read / ceiling of both topics read in parallel (issue 15)", "≥ 0.8", r.Median, r.Median >= 0.8)
+		}
+		if m, ok := ws.Metrics["verify-full"]["peak_rss_mb"]; ok {
+			check(w.Name+": kmm verify --level full peak RSS, MiB (issue 15)", "≤ 128", m.Median, m.Median <= 128)
+		}
+	}
+	var meta []float64
+	metaName := ""
+	for _, r := range rep.Runs {
+		if r.Kind == "verify-metadata" && r.OK {
+			meta, metaName = append(meta, r.TotalSec), r.Workload
+		}
+	}
+	if len(meta) > 0 {
+		m := statOf(meta)
+		check(fmt.Sprintf("kmm verify --level metadata over %s partitions, seconds (issue 15)", strings.TrimSuffix(metaName, "p")), "< 3", m.Median, m.Median < 3)
 	}
 	for _, tool := range []string{"kmm", "mm2"} {
 		ms := map[string]stat{}
