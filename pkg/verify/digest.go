@@ -13,27 +13,31 @@ import (
 // withTS, its timestamp (milliseconds). Batch CRCs cannot be compared (replicators re-batch), so
 // every record is hashed from its fields; a null key or value differs from an empty one.
 func RecordHash(r *cluster.Record, withTS bool) uint64 {
-	d := xxhash.New()
+	var d xxhash.Digest
+	d.Reset()
 	var b [9]byte
-	field := func(v []byte) {
-		if v == nil {
+	lenPrefix := func(null bool, n int) {
+		if null {
 			b[0] = 0
 			_, _ = d.Write(b[:1])
 			return
 		}
 		b[0] = 1
-		binary.BigEndian.PutUint64(b[1:], uint64(len(v)))
+		binary.BigEndian.PutUint64(b[1:], uint64(n))
 		_, _ = d.Write(b[:9])
-		_, _ = d.Write(v)
 	}
-	field(r.Key)
-	field(r.Value)
-	binary.BigEndian.PutUint64(b[1:], uint64(len(r.Headers)))
+	lenPrefix(r.Key == nil, len(r.Key))
+	_, _ = d.Write(r.Key)
+	lenPrefix(r.Value == nil, len(r.Value))
+	_, _ = d.Write(r.Value)
 	b[0] = 'h'
+	binary.BigEndian.PutUint64(b[1:], uint64(len(r.Headers)))
 	_, _ = d.Write(b[:9])
 	for _, h := range r.Headers {
-		field([]byte(h.Key))
-		field(h.Value)
+		lenPrefix(false, len(h.Key))
+		_, _ = d.WriteString(h.Key)
+		lenPrefix(h.Value == nil, len(h.Value))
+		_, _ = d.Write(h.Value)
 	}
 	if withTS {
 		b[0] = 't'
@@ -194,7 +198,8 @@ func (b *ibuf) compact() {
 }
 
 func digest(b *ibuf, lo, hi int) uint64 {
-	d := xxhash.New()
+	var d xxhash.Digest
+	d.Reset()
 	var w [8]byte
 	for i := lo; i < hi; i++ {
 		binary.BigEndian.PutUint64(w[:], b.at(i).Hash)
@@ -218,12 +223,14 @@ func firstDiff(a, b *ibuf, n int) int {
 	return lo
 }
 
-// window remembers the digests of the last source records matched.
+// window remembers the digests of the last source records matched: a ring, indexed by a map
+// only once a partition shows its first difference (clean partitions never pay for the map).
 type window struct {
-	max  int
-	ring []Item
-	pos  int
-	m    map[uint64]int64
+	max     int
+	ring    []Item
+	pos     int
+	indexed bool
+	m       map[uint64]int64
 }
 
 func (w *window) add(it Item) {
@@ -234,13 +241,30 @@ func (w *window) add(it Item) {
 		w.ring = append(w.ring, it)
 	} else {
 		old := w.ring[w.pos]
-		if w.m[old.Hash] == old.Offset {
+		if w.indexed && w.m[old.Hash] == old.Offset {
 			delete(w.m, old.Hash)
 		}
 		w.ring[w.pos] = it
 		w.pos = (w.pos + 1) % w.max
 	}
-	w.m[it.Hash] = it.Offset
+	if w.indexed {
+		w.m[it.Hash] = it.Offset
+	}
+}
+
+// lookup returns the source offset of a matched record with digest h.
+func (w *window) lookup(h uint64) (int64, bool) {
+	if !w.indexed {
+		w.indexed = true
+		w.m = make(map[uint64]int64, len(w.ring))
+		// Oldest first, so the newest offset of a repeated digest wins.
+		for i := range w.ring {
+			it := w.ring[(w.pos+i)%len(w.ring)]
+			w.m[it.Hash] = it.Offset
+		}
+	}
+	off, ok := w.m[h]
+	return off, ok
 }
 
 // Compare runs the comparison to the end of both streams.
@@ -256,7 +280,7 @@ func (c Comparer) Compare(ctx context.Context, src, tgt Stream) (Result, error) 
 	}
 	var res Result
 	s, t := &ibuf{s: src}, &ibuf{s: tgt}
-	w := &window{max: c.Window, m: map[uint64]int64{}}
+	w := &window{max: c.Window}
 	var lastS, lastT int64
 	progress := func() {
 		if c.Progress != nil && (s.read-lastS+t.read-lastT) > 0 {
@@ -319,7 +343,7 @@ func (c Comparer) Compare(ctx context.Context, src, tgt Stream) (Result, error) 
 		}
 		for i := 0; i < t.len(); i++ {
 			it := t.at(i)
-			if off, ok := w.m[it.Hash]; ok {
+			if off, ok := w.lookup(it.Hash); ok {
 				res.note(Duplicate, off, it.Offset, 1)
 			} else {
 				res.note(Extra, -1, it.Offset, 1)
@@ -335,7 +359,7 @@ func (c Comparer) Compare(ctx context.Context, src, tgt Stream) (Result, error) 
 // classify explains the first pair of differing records (both buffers non-empty).
 func (c Comparer) classify(ctx context.Context, s, t *ibuf, w *window, res *Result) error {
 	si, ti := s.at(0), t.at(0)
-	if off, ok := w.m[ti.Hash]; ok {
+	if off, ok := w.lookup(ti.Hash); ok {
 		res.note(Duplicate, off, ti.Offset, 1)
 		t.drop(1)
 		return nil
@@ -371,7 +395,7 @@ func (c Comparer) classify(ctx context.Context, s, t *ibuf, w *window, res *Resu
 		if jt > 0 {
 			for k := 0; k < jt; k++ {
 				it := t.at(k)
-				if off, ok := w.m[it.Hash]; ok {
+				if off, ok := w.lookup(it.Hash); ok {
 					res.note(Duplicate, off, it.Offset, 1)
 				} else {
 					res.note(Extra, -1, it.Offset, 1)

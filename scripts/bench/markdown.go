@@ -170,7 +170,7 @@ func (rep *report) markdown(notes string) []byte {
 	}
 
 	p("## kmm verify\n\n")
-	p("Right after each kmm run (the copy complete, the replicator idle), `kmm verify FILE --level full --topics <workload> --parallel 12 -o json` ")
+	p("Right after each kmm run (the copy complete, the replicator idle), `kmm verify FILE --level full --topics <workload> -o json` ")
 	p("reads the workload on A and its copy on B and compares every record; its rate is records read on both sides / wall time of the whole command ")
 	p("(start-up and metadata included). The ceiling is the consume-only ceiling's clients reading both topics at once in the same repetition ")
 	p("(first record to last). Peak RSS is the command's `ru_maxrss`. The metadata row times `kmm verify --level metadata` over a topic of that many ")

@@ -391,7 +391,11 @@ func smokeCheck(cfg *config, rep *report) error {
 		}
 		kinds[r.Kind]++
 	}
-	for _, k := range []string{"ceiling-consume", "ceiling-produce", "kmm", "mm2"} {
+	want := []string{"ceiling-consume", "ceiling-produce", "kmm", "mm2"}
+	if cfg.Only["verify"] {
+		want = append(want, "verify-ceiling", "verify-full", "verify-metadata")
+	}
+	for _, k := range want {
 		if kinds[k] == 0 {
 			return fmt.Errorf("no %s run in the report", k)
 		}

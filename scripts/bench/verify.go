@@ -63,7 +63,7 @@ func verifyRuns(ctx context.Context, cfg *config, w *workload, rep, order int, p
 		res := runResult{Kind: "verify-full", Workload: w.Name, Rep: rep, Order: order + 1, LoadAvgStart: loadAvg()}
 		cctx, cancel := context.WithTimeout(ctx, cfg.runTimeout(w))
 		a := sampleCPU(cfg, 0)
-		doc, wall, ru, err := runVerifyCmd(cctx, cfg, props, "--level", "full", "--topics", regexp.QuoteMeta(w.Topic), "--parallel", fmt.Sprint(w.Partitions))
+		doc, wall, ru, err := runVerifyCmd(cctx, cfg, props, "--level", "full", "--topics", regexp.QuoteMeta(w.Topic))
 		b := sampleCPU(cfg, 0)
 		cancel()
 		res.LoadAvgEnd = loadAvg()
