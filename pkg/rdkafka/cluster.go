@@ -49,10 +49,12 @@ func (c *Cluster) NewReader() (cluster.Reader, error) {
 
 // NewScanReader opens a reader for long sequential scans (kmm verify --level full): the side's
 // consumer settings with a bounded prefetch (8 MiB per reader) and no Nagle delay, each only
-// where the file sets none, so several readers at once stay within a small memory budget.
+// where the file sets none, so several readers at once stay within a small memory budget; always
+// read_committed (aborted records and transaction markers are not data).
 func (c *Cluster) NewScanReader() (cluster.Reader, error) {
-	r, err := NewConsumer(c.Name(), merge(c.consumer, map[string]string{"queued.max.messages.kbytes": "8192", "queued.min.messages": "10000",
-		"fetch.queue.backoff.ms": "10", "socket.nagle.disable": "true"}))
+	cfg := merge(Config{"isolation.level": "read_committed"}, c.consumer, map[string]string{"queued.max.messages.kbytes": "8192", "queued.min.messages": "10000",
+		"fetch.queue.backoff.ms": "10", "socket.nagle.disable": "true"})
+	r, err := NewConsumer(c.Name(), cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -149,6 +149,8 @@ func TestRealVerify(t *testing.T) {
 			c = map[string]string{"cleanup.policy": "compact"}
 		case cfg:
 			c = map[string]string{"retention.ms": "86400000"}
+		case gap:
+			c = map[string]string{"segment.ms": "1000"} // segments roll, so a shorter retention.ms can delete them
 		}
 		bed.A.CreateTopic(t, topic, parts, c)
 		bed.A.Produce(t, records(topic, parts, 0, 300))
@@ -222,10 +224,21 @@ func TestRealVerify(t *testing.T) {
 	if err := adminA.CreatePartitions(ctx, grow, 2); err != nil {
 		t.Fatal(err)
 	}
+	// A retention gap: records produced while nothing replicates, then retention.ms shortened on
+	// the source (the records are an hour old) and the broker's retention check deletes them.
 	bed.A.Produce(t, records(gap, 1, 300, 50))
-	if err := adminA.DeleteRecords(ctx, rdkafka.TP{Topic: gap}, 320); err != nil { // what a shortened retention.ms does to the log start
+	time.Sleep(1100 * time.Millisecond) // past segment.ms: the next record rolls the segment
+	if err := adminA.IncrementalAlterTopicConfigs(ctx, map[string][]rdkafka.ConfigOp{gap: {{Name: "retention.ms", Value: "60000"}}}); err != nil {
 		t.Fatal(err)
 	}
+	bed.A.Produce(t, []rdkafka.Record{{Topic: gap, Partition: 0, Value: []byte("fresh")}})
+	testbed.Eventually(t, time.Minute, func() error {
+		st, err := adminA.ListOffsets(ctx, []rdkafka.TP{{Topic: gap}}, rdkafka.Earliest)
+		if err != nil || st[rdkafka.TP{Topic: gap}].Offset < 350 {
+			return fmt.Errorf("log start of %s: %v %v", gap, st, err)
+		}
+		return nil
+	})
 	if err := adminA.CreateACLs(ctx, []rdkafka.ACL{{ResourceType: "TOPIC", ResourceName: acl, PatternType: "LITERAL", Principal: "User:alice", Host: "*", Operation: "READ", Permission: "ALLOW"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +264,7 @@ func TestRealVerify(t *testing.T) {
 	expect(verify.CheckFull, missing, 0, 0, -1, "20 missing")
 	expect(verify.CheckConfigs, cfg, -1, -1, -1, "retention.ms=86400000 on the source, 7200000 on the target")
 	expect(verify.CheckPartitions, grow, 1, -1, -1, "not on the target")
-	expect(verify.CheckRetention, gap, 0, 300, -1, "20 record(s) deleted on the source before they were copied")
+	expect(verify.CheckRetention, gap, 0, 300, -1, "50 record(s) deleted on the source before they were copied")
 	expect(verify.CheckACLs, acl, -1, -1, -1, "User:alice may READ")
 	if fs := find(rep, verify.CheckCheckpoints, "", -1, verify.Fail); len(fs) != 1 || fs[0].Group != group || !strings.Contains(fs[0].Reason, "checkpoints stopped") {
 		t.Errorf("checkpoints stopped not reported: %+v", fs)

@@ -138,8 +138,9 @@ func writeJUnit(path string, reports []*verify.Report) error {
 	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }
 
-// logProgress writes scan progress as plain lines on stderr, at most every 2 s (and when a scan
-// ends); on a terminal it redraws one line.
+// logProgress writes scan progress on stderr: on a terminal a bar redrawn in place (5 times a
+// second at most), otherwise plain lines at most every 2 s and when a scan ends. It sits behind
+// verify.Progress, so a shared progress helper can replace it.
 type logProgress struct {
 	mu          sync.Mutex
 	w           io.Writer
@@ -185,6 +186,11 @@ func (p *logProgress) print(final bool) {
 	}
 	rate := float64(p.done) / max(time.Since(p.start).Seconds(), 0.001)
 	line := fmt.Sprintf("kmm: %s: %d of ~%d%s, %.0f/s", p.what, p.done, p.total, pct, rate)
+	if p.tty && p.total > 0 {
+		const width = 30
+		n := int(min(width, width*p.done/p.total))
+		line = fmt.Sprintf("%s [%s%s] %d/%d%s %.0f/s", p.what, strings.Repeat("#", n), strings.Repeat(".", width-n), p.done, p.total, pct, rate)
+	}
 	switch {
 	case p.tty && !final:
 		fmt.Fprintf(p.w, "\r%s\033[K", line)

@@ -119,3 +119,23 @@ func TestRender(t *testing.T) {
 		t.Fatalf("cases: %+v", d.Suites[0].Cases)
 	}
 }
+
+func TestProgress(t *testing.T) {
+	var b bytes.Buffer
+	p := &logProgress{w: &b}
+	p.Start("full: records read on both sides", 100)
+	p.Add(40)
+	p.Done()
+	if out := b.String(); !strings.Contains(out, "kmm: full: records read on both sides: 40 of ~100 (40%)") || strings.Contains(out, "\r") {
+		t.Fatalf("plain progress: %q", out)
+	}
+	b.Reset()
+	p = &logProgress{w: &b, tty: true}
+	p.Start("sample: anchors", 10)
+	p.last = time.Time{}
+	p.Add(5)
+	p.Done()
+	if out := b.String(); !strings.Contains(out, "\r") || !strings.Contains(out, "[###############...............] 5/10 (50%)") {
+		t.Fatalf("terminal progress: %q", out)
+	}
+}
