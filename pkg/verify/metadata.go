@@ -158,13 +158,17 @@ func openBoth(ctx context.Context, open cluster.Opener, f *flow.Flow) (cluster.C
 
 func (s *state) metadata(ctx context.Context) error {
 	f := s.f
-	if st, found, err := s.o.State.FlowState(ctx, s.tgt, f.Name()); err != nil {
+	if st, found, err := s.o.State.FlowState(ctx, []cluster.Cluster{s.tgt, s.src}, f.Name()); err != nil {
 		s.add(Finding{Check: CheckFlowState, Status: Warn, Reason: "cannot read the flow state: " + err.Error()})
 	} else if !found || st.State == "" || st.State == "REPLICATING" {
-		s.add(Finding{Check: CheckFlowState, Status: OK, Reason: "replicating (no failover recorded)"})
+		reason := "replicating (no failover recorded)"
+		if found {
+			reason = fmt.Sprintf("replicating (epoch %d)", st.Epoch)
+		}
+		s.add(Finding{Check: CheckFlowState, Status: OK, Reason: reason})
 	} else {
 		s.add(Finding{Check: CheckFlowState, Status: Fail, Reason: fmt.Sprintf("flow %s is %s (epoch %d%s): the target is no longer a copy being replicated; verify the reverse flow instead",
-			f.Name(), st.State, st.Epoch, since(st.Since))})
+			f.Name(), st.State, st.Epoch, since(st.At))})
 	}
 	srcTopics, err := s.src.ListTopics(ctx)
 	if err != nil {
@@ -271,11 +275,11 @@ func (s *state) metadata(ctx context.Context) error {
 	return s.checkpoints(ctx)
 }
 
-func since(t string) string {
-	if t == "" {
+func since(t time.Time) string {
+	if t.IsZero() {
 		return ""
 	}
-	return ", since " + t
+	return ", since " + t.UTC().Format(time.RFC3339)
 }
 
 // configs compares the topic configs the source sets (not its defaults) with the target's,

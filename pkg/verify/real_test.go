@@ -312,16 +312,21 @@ func TestRealVerifyFlowFailedOver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put([]byte(`{"v":1,"type":"flow","flow":"A->B","state":"FAILED_OVER","epoch":3,"since":"2026-12-01T00:00:00Z"}`))
+	put([]byte(`{"v":1,"type":"flow","flow":"A->B","state":"FAILED_OVER","epoch":3,"at":"2026-12-01T00:00:00Z","mode":"planned"}`))
 	t.Cleanup(func() { put(nil) })
 	rep := run(t, f, verify.Options{})
-	if fs := find(rep, verify.CheckFlowState, "", -1, verify.Fail); len(fs) != 1 || !strings.Contains(fs[0].Reason, "FAILED_OVER (epoch 3") {
+	if fs := find(rep, verify.CheckFlowState, "", -1, verify.Fail); len(fs) != 1 || !strings.Contains(fs[0].Reason, "FAILED_OVER (epoch 3, since 2026-12-01T00:00:00Z)") {
 		t.Fatalf("flow state:\n%s", dump(rep))
 	}
 	put([]byte(`{"v":1,"type":"flow","flow":"A->B","state":"REPLICATING","epoch":4}`))
 	rep = run(t, verifyFlow(bed, regexp.QuoteMeta(testbed.Unique(t, "none"))), verify.Options{})
-	if fs := find(rep, verify.CheckFlowState, "", -1, verify.OK); len(fs) != 1 {
+	if fs := find(rep, verify.CheckFlowState, "", -1, verify.OK); len(fs) != 1 || fs[0].Reason != "replicating (epoch 4)" {
 		t.Fatalf("flow state after failback:\n%s", dump(rep))
+	}
+	put([]byte(`{"v":2,"type":"flow","flow":"A->B","state":"REPLICATING","epoch":5}`))
+	rep = run(t, verifyFlow(bed, regexp.QuoteMeta(testbed.Unique(t, "none"))), verify.Options{})
+	if fs := find(rep, verify.CheckFlowState, "", -1, verify.Warn); len(fs) != 1 || !strings.Contains(fs[0].Reason, "upgrade kmm") {
+		t.Fatalf("newer format:\n%s", dump(rep))
 	}
 }
 
