@@ -105,3 +105,31 @@ func TestRecordHash(t *testing.T) {
 		t.Error("without timestamps the digest depends on the timestamp")
 	}
 }
+
+// The compacted comparison's key map stays within its bound by keeping a deterministic sample
+// of the keys, and two sides narrowed to the same sampling keep the same keys.
+func TestKeyMapBounded(t *testing.T) {
+	a := &keyMap{m: map[uint64]keyState{}, max: 1000}
+	b := &keyMap{m: map[uint64]keyState{}, max: 1000}
+	for i := uint64(0); i < 20_000; i++ {
+		h := i * 0x9E3779B97F4A7C15
+		a.put(h, keyState{value: i})
+		if i < 5000 {
+			b.put(h, keyState{value: i})
+		}
+	}
+	if len(a.m) > 1000 || a.shift == 0 {
+		t.Fatalf("a: %d keys, shift %d", len(a.m), a.shift)
+	}
+	shift := max(a.shift, b.shift)
+	a.narrow(shift)
+	b.narrow(shift)
+	for h := range b.m {
+		if _, ok := a.m[h]; !ok {
+			t.Fatalf("key %x sampled on one side only", h)
+		}
+	}
+	if len(b.m) == 0 || len(b.m) > len(a.m) {
+		t.Fatalf("b kept %d keys, a %d", len(b.m), len(a.m))
+	}
+}

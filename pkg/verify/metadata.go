@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
@@ -158,7 +159,61 @@ func openBoth(ctx context.Context, open cluster.Opener, f *flow.Flow) (cluster.C
 
 func (s *state) metadata(ctx context.Context) error {
 	f := s.f
-	if st, found, err := s.o.State.FlowState(ctx, []cluster.Cluster{s.tgt, s.src}, f.Name()); err != nil {
+	// The reads of kmm's and MM2's internal topics each cost a consumer and a round trip or two:
+	// they run at once, beside the topic and offset listings.
+	var wg sync.WaitGroup
+	bg := func(fn func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn() }()
+	}
+	var (
+		fst       FlowState
+		fstFound  bool
+		fstErr    error
+		stored    map[cluster.TP]int64
+		storedErr error
+		syncErr   error
+		ckptErr   error
+		newestHB  time.Time
+	)
+	syncCluster, other := s.src, f.Target
+	if f.OffsetSyncsOnTarget {
+		syncCluster, other = s.tgt, f.Source
+	}
+	syncTopic := f.Policy.OffsetSyncsTopic(other)
+	s.syncs = offsetsync.NewStore(offsetsync.Options{MaxEntries: 4096})
+	bg(func() { fst, fstFound, fstErr = s.o.State.FlowState(ctx, []cluster.Cluster{s.tgt, s.src}, f.Name()) })
+	bg(func() { stored, storedErr = mm2read.ReadSourcePositions(ctx, s.tgt, f.OffsetsTopic, f.Source) })
+	bg(func() { _, syncErr = mm2read.LoadOffsetSyncs(ctx, syncCluster, syncTopic, s.syncs) })
+	if f.EmitCheckpoints {
+		s.ckpts = checkpoint.NewStore()
+		keep := func(g string) bool { return f.GroupFilter(g) && (s.o.Groups == nil || s.o.Groups(g)) }
+		bg(func() {
+			_, ckptErr = mm2read.LoadCheckpoints(ctx, s.tgt, f.Policy.CheckpointsTopic(f.Source), s.ckpts, keep)
+		})
+	}
+	if f.EmitHeartbeats {
+		bg(func() { newestHB = s.newestHeartbeat(ctx) })
+	}
+	waited := false
+	wait := func() {
+		if !waited {
+			wg.Wait()
+			waited = true
+		}
+	}
+	defer wait()
+
+	srcTopics, err := s.src.ListTopics(ctx)
+	if err != nil {
+		return err
+	}
+	tgtTopics, err := s.tgt.ListTopics(ctx)
+	if err != nil {
+		return err
+	}
+	wait()
+	if st, found, err := fst, fstFound, fstErr; err != nil {
 		s.add(Finding{Check: CheckFlowState, Status: Warn, Reason: "cannot read the flow state: " + err.Error()})
 	} else if !found || st.State == "" || st.State == "REPLICATING" {
 		reason := "replicating (no failover recorded)"
@@ -169,14 +224,6 @@ func (s *state) metadata(ctx context.Context) error {
 	} else {
 		s.add(Finding{Check: CheckFlowState, Status: Fail, Reason: fmt.Sprintf("flow %s is %s (epoch %d%s): the target is no longer a copy being replicated; verify the reverse flow instead",
 			f.Name(), st.State, st.Epoch, since(st.At))})
-	}
-	srcTopics, err := s.src.ListTopics(ctx)
-	if err != nil {
-		return err
-	}
-	tgtTopics, err := s.tgt.ListTopics(ctx)
-	if err != nil {
-		return err
 	}
 	var selected []string
 	for t := range srcTopics {
@@ -238,9 +285,8 @@ func (s *state) metadata(ctx context.Context) error {
 			return err
 		}
 	}
-	stored, err := mm2read.ReadSourcePositions(ctx, s.tgt, f.OffsetsTopic, f.Source)
-	if err != nil {
-		return err
+	if storedErr != nil {
+		return storedErr
 	}
 	if len(srcTPs) > 0 {
 		if sStart, err = s.src.ListOffsets(ctx, srcTPs, cluster.Earliest); err != nil {
@@ -257,21 +303,17 @@ func (s *state) metadata(ctx context.Context) error {
 			p.stored = st
 		}
 	}
-	s.syncs = offsetsync.NewStore(offsetsync.Options{MaxEntries: 4096})
-	syncCluster, other := s.src, f.Target
-	if f.OffsetSyncsOnTarget {
-		syncCluster, other = s.tgt, f.Source
-	}
-	syncTopic := f.Policy.OffsetSyncsTopic(other)
-	_, syncErr := mm2read.LoadOffsetSyncs(ctx, syncCluster, syncTopic, s.syncs)
 	if syncErr != nil && !errors.Is(syncErr, cluster.ErrNoTopic) {
 		return syncErr
 	}
 	s.syncs.MarkLoaded()
+	if ckptErr != nil && !errors.Is(ckptErr, cluster.ErrNoTopic) {
+		return ckptErr
+	}
 	s.progress(ctx)
 	s.targetStart()
 	s.offsetSyncs(syncTopic, syncErr)
-	s.heartbeats(ctx)
+	s.heartbeats(newestHB)
 	return s.checkpoints(ctx)
 }
 
@@ -536,18 +578,24 @@ func (s *state) offsetSyncs(topic string, loadErr error) {
 	}
 }
 
-func (s *state) heartbeats(ctx context.Context) {
+// newestHeartbeat is the newest heartbeat (S,T) among the last records of T's heartbeats topic.
+func (s *state) newestHeartbeat(ctx context.Context) time.Time {
 	f := s.f
-	if !f.EmitHeartbeats {
-		s.add(Finding{Check: CheckHeartbeats, Status: OK, Reason: "emit.heartbeats.enabled=false: not checked"})
-		return
-	}
 	var newest time.Time
 	for _, r := range tail(ctx, s.tgt, f.Policy.HeartbeatsTopic(), 200) {
 		hb, err := mm2wire.DecodeHeartbeat(r.Key, r.Value)
 		if err == nil && hb.SourceClusterAlias == f.Source && hb.TargetClusterAlias == f.Target && hb.Timestamp > newest.UnixMilli() {
 			newest = time.UnixMilli(hb.Timestamp)
 		}
+	}
+	return newest
+}
+
+func (s *state) heartbeats(newest time.Time) {
+	f := s.f
+	if !f.EmitHeartbeats {
+		s.add(Finding{Check: CheckHeartbeats, Status: OK, Reason: "emit.heartbeats.enabled=false: not checked"})
+		return
 	}
 	limit := max(time.Minute, 10*f.HeartbeatInterval)
 	switch {
@@ -568,11 +616,6 @@ func (s *state) checkpoints(ctx context.Context) error {
 	if !f.EmitCheckpoints {
 		s.add(Finding{Check: CheckCheckpoints, Status: Warn, Reason: "emit.checkpoints.enabled=false: consumer groups have no translated offsets on the target"})
 		return nil
-	}
-	s.ckpts = checkpoint.NewStore()
-	keep := func(g string) bool { return f.GroupFilter(g) && (s.o.Groups == nil || s.o.Groups(g)) }
-	if _, err := mm2read.LoadCheckpoints(ctx, s.tgt, f.Policy.CheckpointsTopic(f.Source), s.ckpts, keep); err != nil && !errors.Is(err, cluster.ErrNoTopic) {
-		return err
 	}
 	byRemote := map[cluster.TP]*part{}
 	for _, p := range s.parts {

@@ -350,8 +350,8 @@ func run(ctx context.Context, cfg *config) int {
 		}
 	}
 	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["verify"]; i++ {
-		n := 1000
-		if cfg.Smoke {
+		n := envInt("BENCH_VERIFY_PARTITIONS", 1000)
+		if cfg.Smoke && os.Getenv("BENCH_VERIFY_PARTITIONS") == "" {
 			n = 24
 		}
 		logf("verify metadata over %d partitions rep %d ...", n, i)
