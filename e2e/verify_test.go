@@ -163,6 +163,15 @@ func TestVerifyCLI(t *testing.T) {
 		t.Fatalf("bad level: exit %d\n%s", r.Code, r.Stderr)
 	}
 
+	// Ctrl-C during a canary run ends it promptly with exit 130.
+	canary := writeProps(t, "A->B.enabled = true", "A->B.topics = kmm-canary|"+regexp.QuoteMeta(topic))
+	cp := startKMM(t, "verify", canary, "--canary", "60s")
+	time.Sleep(3 * time.Second)
+	sent := time.Now()
+	if code := cp.stop(t, syscall.SIGINT, 20*time.Second); code != 130 || time.Since(sent) > 10*time.Second {
+		t.Fatalf("SIGINT: exit %d after %s\n%s", code, time.Since(sent), cp.Stderr())
+	}
+
 	// An unreachable target: exit 4, fast.
 	down := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic), "B.bootstrap.servers = 127.0.0.1:1")
 	start := time.Now()
