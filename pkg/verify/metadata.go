@@ -181,7 +181,7 @@ func (s *state) metadata(ctx context.Context) error {
 		syncCluster, other = s.tgt, f.Source
 	}
 	syncTopic := f.Policy.OffsetSyncsTopic(other)
-	s.syncs = offsetsync.NewStore(offsetsync.Options{MaxEntries: 4096})
+	s.syncs = offsetsync.NewStore(offsetsync.Options{})
 	bg(func() { fst, fstFound, fstErr = s.o.State.FlowState(ctx, []cluster.Cluster{s.tgt, s.src}, f.Name()) })
 	bg(func() { stored, storedErr = mm2read.ReadSourcePositions(ctx, s.tgt, f.OffsetsTopic, f.Source) })
 	bg(func() { _, syncErr = mm2read.LoadOffsetSyncs(ctx, syncCluster, syncTopic, s.syncs) })
