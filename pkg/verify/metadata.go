@@ -444,6 +444,8 @@ func (s *state) acls(ctx context.Context, topics []string) error {
 		case len(missWrite) > 0:
 			s.add(Finding{Check: CheckACLs, Status: Warn, Topic: t, RemoteTopic: remote,
 				Reason: fmt.Sprintf("%s may WRITE %s on %s but not %s on %s (MM2 never syncs WRITE; grant it before producers fail over)", strings.Join(missWrite, ", "), t, s.f.Source, remote, s.f.Target)})
+		case len(seen) == 0:
+			s.add(Finding{Check: CheckACLs, Status: OK, Topic: t, RemoteTopic: remote, Reason: "no ALLOW READ/WRITE ACL on the source for this topic"})
 		default:
 			s.add(Finding{Check: CheckACLs, Status: OK, Topic: t, RemoteTopic: remote, Reason: fmt.Sprintf("every principal allowed on the source is allowed on the target (%d principal/operation pairs)", len(seen))})
 		}

@@ -64,7 +64,14 @@ func renderTable(w io.Writer, reports []*verify.Report, colour bool) error {
 			case len(oks) == 1:
 				rows = append(rows, []string{check, paint(verify.OK), where(oks[0]), oks[0].Reason})
 			case len(oks) > 1:
-				rows = append(rows, []string{check, paint(verify.OK), fmt.Sprintf("%d more", len(oks)), oks[0].Reason + " (and the others alike)"})
+				reason := oks[0].Reason
+				for _, o := range oks[1:] {
+					if o.Reason != reason {
+						reason = fmt.Sprintf("%d findings OK, e.g. %s: %s (-o json lists each)", len(oks), where(oks[0]), oks[0].Reason)
+						break
+					}
+				}
+				rows = append(rows, []string{check, paint(verify.OK), fmt.Sprintf("all %d", len(oks)), reason})
 			}
 		}
 		if err := output.Table(w, []string{"CHECK", "STATUS", "WHERE", "REASON"}, rows); err != nil {

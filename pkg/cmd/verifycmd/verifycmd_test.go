@@ -68,7 +68,7 @@ func TestRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"flow A->B, level full: 2 OK, 1 WARN, 1 FAIL", "orders[2]", "1 extra at target offset 41", "2 more", "no heartbeat"} {
+	for _, want := range []string{"flow A->B, level full: 2 OK, 1 WARN, 1 FAIL", "orders[2]", "1 extra at target offset 41", "all 2", "no heartbeat"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
