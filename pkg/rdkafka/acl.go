@@ -75,3 +75,28 @@ func (a *Admin) DescribeTopicACLs(ctx context.Context) ([]ACL, error) {
 	}
 	return out, nil
 }
+
+// DeleteACLs deletes exactly the given bindings (tests clean up the ACLs they create on a shared
+// bed with it; kmm's commands never delete ACLs).
+func (a *Admin) DeleteACLs(ctx context.Context, acls ...ACL) error {
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	fs := make(kafka.ACLBindingFilters, 0, len(acls))
+	for _, b := range acls {
+		kb, err := toBinding(b)
+		if err != nil {
+			return fmt.Errorf("%s: acl %s: %w", a.name, b, err)
+		}
+		fs = append(fs, kb)
+	}
+	res, err := a.a.DeleteACLs(ctx, fs)
+	if err != nil {
+		return a.wrap("delete acls", err)
+	}
+	for i, r := range res {
+		if r.Error.Code() != kafka.ErrNoError {
+			return a.wrap("delete acl "+acls[i].String(), r.Error)
+		}
+	}
+	return nil
+}

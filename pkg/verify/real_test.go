@@ -239,9 +239,11 @@ func TestRealVerify(t *testing.T) {
 		}
 		return nil
 	})
-	if err := adminA.CreateACLs(ctx, []rdkafka.ACL{{ResourceType: "TOPIC", ResourceName: acl, PatternType: "LITERAL", Principal: "User:alice", Host: "*", Operation: "READ", Permission: "ALLOW"}}); err != nil {
+	srcACL := rdkafka.ACL{ResourceType: "TOPIC", ResourceName: acl, PatternType: "LITERAL", Principal: "User:alice", Host: "*", Operation: "READ", Permission: "ALLOW"}
+	if err := adminA.CreateACLs(ctx, []rdkafka.ACL{srcACL}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = adminA.DeleteACLs(context.Background(), srcACL) })
 	// The group commits on A while nothing replicates: its checkpoints stop.
 	if err := adminA.AlterGroupOffsets(ctx, group, map[rdkafka.TP]rdkafka.OffsetMeta{{Topic: clean, Partition: 0}: {Offset: 80}}); err != nil {
 		t.Fatal(err)
@@ -278,6 +280,20 @@ func TestRealVerify(t *testing.T) {
 			t.Errorf("clean topic failed: %+v", fd)
 		}
 	}
+	// Granted on the target, the ACL check passes (a literal ACL on this test's topic only: a
+	// prefixed one would deny other principals on every remote topic of the shared bed).
+	tgtACL := rdkafka.ACL{ResourceType: "TOPIC", ResourceName: "A." + acl, PatternType: "LITERAL", Principal: "User:alice", Host: "*", Operation: "ALL", Permission: "ALLOW"}
+	if err := adminB.CreateACLs(ctx, []rdkafka.ACL{tgtACL}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = adminB.DeleteACLs(context.Background(), tgtACL) })
+	testbed.Eventually(t, 30*time.Second, func() error {
+		rep := run(t, verifyFlow(bed, regexp.QuoteMeta(acl)), verify.Options{})
+		if len(find(rep, verify.CheckACLs, acl, -1, verify.OK)) != 1 {
+			return fmt.Errorf("ACL granted on B, still:\n%s", dump(rep))
+		}
+		return nil
+	})
 	// --max-duplicates turns the duplicates into a failure.
 	zero := int64(0)
 	rep = run(t, verifyFlow(bed, regexp.QuoteMeta(dups)), verify.Options{Level: verify.LevelFull, Thresholds: verify.Thresholds{MaxDuplicates: &zero}})
