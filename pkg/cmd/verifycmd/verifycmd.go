@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -140,16 +141,23 @@ Examples:
 	}
 }
 
+// tomlLine finds the line BurntSushi/toml names in a decoding (type) error.
+var tomlLine = regexp.MustCompile(`^toml: line (\d+)`)
+
 // applyDrill fills what the command line did not set from the drill file's [verify] table.
 func applyDrill(path string, o *Options, isSet func(string) bool) error {
 	var d Drill
 	md, err := toml.DecodeFile(path, &d)
 	if err != nil {
+		const hint = `the [verify] table takes level = "full", max_lag_records = 1000, max_lag_time = "1m", max_checkpoint_age = "5m", max_duplicates = 0`
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return kerr.WithHint(kerr.New(kerr.Usage, "%s:%d: %s", path, pe.Position.Line, pe.Message), "fix the TOML syntax of the drill file")
+			return kerr.WithHint(kerr.New(kerr.Usage, "%s:%d: %s", path, pe.Position.Line, pe.Message), hint)
 		}
-		return kerr.WithHint(kerr.New(kerr.Usage, "%s: %v", path, err), "values: level = \"full\", max_lag_records = 1000, max_lag_time = \"1m\", max_checkpoint_age = \"5m\", max_duplicates = 0")
+		if m := tomlLine.FindStringSubmatch(err.Error()); m != nil {
+			return kerr.WithHint(kerr.New(kerr.Usage, "%s:%s: %s", path, m[1], strings.TrimSpace(tomlLine.ReplaceAllString(err.Error(), ""))), hint)
+		}
+		return kerr.WithHint(kerr.New(kerr.Usage, "%s: %v", path, err), hint)
 	}
 	for _, k := range md.Undecoded() {
 		if len(k) > 0 && k[0] == "verify" {

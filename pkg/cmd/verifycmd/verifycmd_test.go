@@ -42,7 +42,8 @@ func TestDrill(t *testing.T) {
 	}
 	for _, tc := range []struct{ text, want string }{
 		{"[verify]\nmax_lag_records = 10\nmax_lag_time = \n", p + ":3"},
-		{"[verify]\nmax_lag_time = \"soon\"\n", "not a duration"},
+		{"[verify]\nmax_lag_time = \"soon\"\n", p + ":2: \"soon\" is not a duration"},
+		{"[verify]\n\nmax_lag_records = \"ten\"\n", p + ":3: (last key \"verify.max_lag_records\"): incompatible types"},
 		{"[verify]\nmax_lag = 5\n", "unknown key verify.max_lag"},
 	} {
 		err := applyDrill(write(tc.text), &Options{}, none)
