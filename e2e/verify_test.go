@@ -140,6 +140,9 @@ func TestVerifyCLI(t *testing.T) {
 	if r = Run(t, "verify", props, "--max-lag-records", "5"); r.Code != 3 || !strings.Contains(r.Stdout, "over --max-lag-records 5") {
 		t.Fatalf("--max-lag-records: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
+	if r = Run(t, "verify", props, "--max-lag-time", "1ms"); r.Code != 3 || !strings.Contains(r.Stdout, "over --max-lag-time 1ms") {
+		t.Fatalf("--max-lag-time: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
 	if r = Run(t, "verify", props, "--max-lag-records", "50"); r.Code != 0 {
 		t.Fatalf("--max-lag-records 50: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
