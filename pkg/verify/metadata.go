@@ -116,16 +116,23 @@ func Run(ctx context.Context, open cluster.Opener, f *flow.Flow, o Options) (*Re
 	defer s.src.Close()
 	defer s.tgt.Close()
 	s.add(Finding{Check: CheckReachable, Status: OK, Reason: fmt.Sprintf("source %s and target %s answer", f.Source, f.Target)})
-	if err := s.metadata(ctx); err != nil {
+	s.rep.Seconds = map[string]float64{}
+	phase := func(name string, fn func(context.Context) error) error {
+		t0 := time.Now()
+		err := fn(ctx)
+		s.rep.Seconds[name] = time.Since(t0).Seconds()
+		return err
+	}
+	if err := phase(LevelMetadata, s.metadata); err != nil {
 		return nil, err
 	}
 	switch o.Level {
 	case LevelSample:
-		if err := s.sample(ctx); err != nil {
+		if err := phase(LevelSample, s.sample); err != nil {
 			return nil, err
 		}
 	case LevelFull:
-		if err := s.full(ctx); err != nil {
+		if err := phase(LevelFull, s.full); err != nil {
 			return nil, err
 		}
 	}

@@ -69,6 +69,8 @@ type Report struct {
 	FinishedAt time.Time `json:"finished_at"`
 	Findings   []Finding `json:"findings"`
 	Summary    Summary   `json:"summary"`
+	// Seconds is how long each phase took: metadata, sample, full.
+	Seconds map[string]float64 `json:"seconds"`
 }
 
 // Summary counts the findings by verdict.
