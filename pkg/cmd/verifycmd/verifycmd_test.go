@@ -140,3 +140,12 @@ func TestProgress(t *testing.T) {
 		t.Fatalf("terminal progress: %q", out)
 	}
 }
+
+func readJUnitFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
