@@ -282,6 +282,7 @@ func (c Comparer) Compare(ctx context.Context, src, tgt Stream) (Result, error) 
 	s, t := &ibuf{s: src}, &ibuf{s: tgt}
 	w := &window{max: c.Window}
 	var lastS, lastT int64
+	dirty := false
 	progress := func() {
 		if c.Progress != nil && (s.read-lastS+t.read-lastT) > 0 {
 			c.Progress(s.read-lastS, t.read-lastT)
@@ -311,13 +312,29 @@ func (c Comparer) Compare(ctx context.Context, src, tgt Stream) (Result, error) 
 		if n == 0 {
 			break
 		}
-		if digest(s, 0, n) == digest(t, 0, n) {
-			res.RangesEqual++
-			match(n)
-			continue
+		if dirty {
+			// Right after a difference, walk pair by pair to the next one: bisecting every range
+			// again would cost a range per differing record (a long run of duplicates or a wholly
+			// different partition). Back in step for a whole range, digests take over again.
+			i := 0
+			for i < n && s.at(i).Hash == t.at(i).Hash {
+				i++
+			}
+			match(i)
+			if i == n {
+				dirty = false
+				continue
+			}
+		} else {
+			if digest(s, 0, n) == digest(t, 0, n) {
+				res.RangesEqual++
+				match(n)
+				continue
+			}
+			res.Bisections++
+			match(firstDiff(s, t, n))
 		}
-		res.Bisections++
-		match(firstDiff(s, t, n))
+		dirty = true
 		if err := c.classify(ctx, s, t, w, &res); err != nil {
 			return res, err
 		}

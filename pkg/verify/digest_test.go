@@ -52,6 +52,8 @@ func TestCompare(t *testing.T) {
 		{"tail not replicated yet", seq(0, 100), seq(0, 80), 80, Result{Matched: 80, NotYetReplicated: 20}, -1, -1},
 		{"tail missing below the replicated position", seq(0, 100), seq(0, 80), 90, Result{Matched: 80, Missing: 10, NotYetReplicated: 10}, 80, -1},
 		{"extra at the end", seq(0, 10), cat(seq(0, 10), []uint64{5}), -1, Result{Matched: 10, Extra: 1}, -1, 10},
+		{"a long replay", seq(0, 10000), cat(seq(0, 8000), seq(3000, 10000)), -1, Result{Matched: 10000, Duplicates: 5000}, 3000, 8000},
+		{"differences in several ranges", seq(0, 1000), cat(seq(0, 100), seq(101, 500), []uint64{9}, seq(500, 1000)), -1, Result{Matched: 999, Missing: 1, Extra: 1}, 100, -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,6 +79,25 @@ func TestCompare(t *testing.T) {
 				t.Fatalf("read %d/%d records", got.SourceRecords, got.TargetRecords)
 			}
 		})
+	}
+}
+
+// A wholly different partition costs linear time: no range is bisected per differing record.
+func TestCompareAllDifferent(t *testing.T) {
+	var src, tgt []uint64
+	for i := uint64(0); i < 200_000; i++ {
+		src, tgt = append(src, 1_000_000+i), append(tgt, 9_000_000+i)
+	}
+	start := time.Now()
+	got, err := (Comparer{Lookahead: 1000}).Compare(context.Background(), &SliceStream{Items: items(0, src...)}, &SliceStream{Items: items(0, tgt...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Diverged != 200_000 || got.Bisections != 1 {
+		t.Fatalf("%+v", got)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("took %s", d)
 	}
 }
 
