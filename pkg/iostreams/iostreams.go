@@ -56,16 +56,31 @@ func (s *IOStreams) IsStdinTTY() bool { return s.inTTY }
 // SetColorMode sets auto, always or never.
 func (s *IOStreams) SetColorMode(m string) { s.colorMode = m }
 
-// ColorEnabled decides colour once: --color, NO_COLOR, then TTY detection.
-func (s *IOStreams) ColorEnabled() bool {
+// SetEnv replaces the environment lookup (tests: NO_COLOR, TERM).
+func (s *IOStreams) SetEnv(getenv func(string) string) { s.getenv = getenv }
+
+// ColorEnabled decides colour for stdout, in one place: --color always/never win; otherwise
+// off for NO_COLOR (any value) and TERM=dumb, on when stdout is a terminal.
+func (s *IOStreams) ColorEnabled() bool { return s.colorFor(s.outTTY) }
+
+// ColorEnabledStderr is ColorEnabled for what goes to stderr (progress, prompts, warnings).
+func (s *IOStreams) ColorEnabledStderr() bool { return s.colorFor(s.errTTY) }
+
+func (s *IOStreams) colorFor(tty bool) bool {
 	switch s.colorMode {
 	case "always":
 		return true
 	case "never":
 		return false
 	}
-	if s.getenv != nil && s.getenv("NO_COLOR") != "" {
+	if s.getenv != nil && (s.getenv("NO_COLOR") != "" || s.getenv("TERM") == "dumb") {
 		return false
 	}
-	return s.outTTY
+	return tty
 }
+
+// Palette returns the colours for stdout (plain text when colour is off).
+func (s *IOStreams) Palette() Palette { return NewPalette(s.ColorEnabled()) }
+
+// ErrPalette returns the colours for stderr.
+func (s *IOStreams) ErrPalette() Palette { return NewPalette(s.ColorEnabledStderr()) }

@@ -144,11 +144,11 @@ func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups
 		return output.WriteJSON(io.Out, env)
 	}
 	if watch {
-		fmt.Fprint(io.Out, "\033[H\033[2J")
+		fmt.Fprint(io.Out, iostreams.ClearScreen)
 		fmt.Fprintf(io.Out, "kmm lag  %s\n\n", now.Format("15:04:05"))
 	}
 	over := func(r lag.PartitionLag) bool { return len(lag.Violations([]lag.PartitionLag{r}, th)) > 0 }
-	if err := table(io.Out, rows, over, io.ColorEnabled()); err != nil {
+	if err := table(io.Out, rows, over, io.Palette()); err != nil {
 		return err
 	}
 	if len(groups) == 0 {
@@ -170,7 +170,7 @@ func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups
 
 // table renders the partition rows (sorted by lag, largest first); with colour, rows over a
 // threshold are red (the NOTE column says so too: colour is never the only signal).
-func table(w io.Writer, rows []lag.PartitionLag, over func(lag.PartitionLag) bool, colour bool) error {
+func table(w io.Writer, rows []lag.PartitionLag, over func(lag.PartitionLag) bool, pal iostreams.Palette) error {
 	var cells [][]string
 	for _, r := range rows {
 		age := ""
@@ -187,9 +187,7 @@ func table(w io.Writer, rows []lag.PartitionLag, over func(lag.PartitionLag) boo
 		lagCell := fmt.Sprint(r.LagRecords)
 		if over(r) {
 			note = strings.TrimPrefix(note+"; over threshold", "; ")
-			if colour {
-				lagCell = "\033[31m" + lagCell + "\033[0m"
-			}
+			lagCell = pal.Fail(lagCell)
 		}
 		cells = append(cells, []string{r.Flow, r.Topic, fmt.Sprint(r.Partition), r.RemoteTopic, fmt.Sprint(r.SourceEnd), fmt.Sprint(r.Next),
 			lagCell, age, note})

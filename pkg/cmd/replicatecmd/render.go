@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
@@ -103,7 +104,7 @@ func (r *renderer) progress(e replicator.Event) {
 
 func (r *renderer) clearLine() {
 	if r.tty && r.drawn {
-		fmt.Fprint(r.errOut, "\r\033[K")
+		fmt.Fprint(r.errOut, iostreams.EraseLine)
 		r.drawn = false
 	}
 }
@@ -121,7 +122,7 @@ func (r *renderer) redraw() {
 		}
 		line += fmt.Sprintf("%s: %d records, %.1f MB, %.0f rec/s  ", flow, e.Records, float64(e.Bytes)/1e6, rate)
 	}
-	fmt.Fprintf(r.errOut, "\r\033[K%s(%s)", line, time.Now().Format("15:04:05"))
+	fmt.Fprintf(r.errOut, "%s%s(%s)", iostreams.EraseLine, line, time.Now().Format("15:04:05"))
 	r.drawn = true
 }
 

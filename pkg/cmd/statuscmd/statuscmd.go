@@ -118,19 +118,10 @@ func render(io *iostreams.IOStreams, out string, reps []health.Report, now time.
 		}
 		return (time.Duration(ms) * time.Millisecond).Round(time.Second).String() + " ago"
 	}
+	pal := io.Palette()
 	var rows [][]string
 	for _, r := range reps {
-		state := string(r.State)
-		if io.ColorEnabled() {
-			switch r.State {
-			case health.OK:
-				state = "\033[32m" + state + "\033[0m"
-			case health.Degraded:
-				state = "\033[33m" + state + "\033[0m"
-			default:
-				state = "\033[31m" + state + "\033[0m"
-			}
-		}
+		state := pal.State(string(r.State))
 		rows = append(rows, []string{r.Flow, state, fmt.Sprintf("%d/%d", r.TopicsMatched-r.TopicsMissing, r.TopicsMatched), fmt.Sprint(r.Partitions),
 			fmt.Sprint(r.LagRecords), ages(r.HeartbeatAgeMs), ages(r.ProgressAgeMs), ages(r.CheckpointAgeMs)})
 	}
