@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdio "io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -81,10 +82,26 @@ func Main(ctx context.Context, args []string, io *iostreams.IOStreams) int {
 func Run(ctx context.Context, args []string, io *iostreams.IOStreams) int {
 	a := newApp(io)
 	err := a.RunContext(ctx, reorderArgs(a, args))
+	err = interrupted(ctx, err)
 	if err != nil {
 		printError(io, err)
 	}
 	return ExitCode(err)
+}
+
+// interrupted is how Ctrl-C reaches every command: the signal cancels the context the command
+// runs under (c.Context); whatever the interrupted command then returns (a cancelled call, a
+// timeout, a half-read snapshot) ends as exit 130. A command that finishes its work cleanly
+// after a signal (replicate's drain) returns nil and exits 0; usage errors stay exit 2.
+func interrupted(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	switch kerr.KindOf(err) {
+	case kerr.Usage, kerr.Interrupted, kerr.CheckFailed:
+		return err
+	}
+	return kerr.New(kerr.Interrupted, "interrupted")
 }
 
 func printError(io *iostreams.IOStreams, err error) {
@@ -141,17 +158,21 @@ func newApp(io *iostreams.IOStreams) *cli.App {
 				return nil
 			}
 			if c.Args().Len() > 0 {
-				return kerr.WithHint(kerr.New(kerr.Usage, "unknown command %q", c.Args().First()), "run 'kmm --help' for the list of commands")
+				return unknownCommand("", c.Args().First(), c.App.Commands)
 			}
 			return cli.ShowAppHelp(c)
 		},
-		OnUsageError: usageError,
-		Commands:     commands(cf),
-		// On this app only: appending to urfave/cli's global AppHelpTemplate printed the section
-		// once more for every app created in the process.
-		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodeHelp,
+		OnUsageError:          usageError,
+		HideHelpCommand:       true,
+		CustomAppHelpTemplate: appHelpTemplate,
 	}
-	setUsageError(a.Commands)
+	a.Commands = append(commands(cf),
+		helpCommand(func(ctx context.Context, args []string) error { return a.RunContext(ctx, reorderArgs(a, args)) }),
+		completionCommand(func() stdio.Writer { return io.Out }, func() []*cli.Command { return a.Commands }))
+	// kmm's own help command hides urfave/cli's, which then no longer adds --help: add it back.
+	a.Flags = append(a.Flags, cli.HelpFlag)
+	cli.FlagStringer = flagString
+	prepareTree(a.Commands, "")
 	return a
 }
 
@@ -180,6 +201,7 @@ func reorderArgs(a *cli.App, args []string) []string {
 	if i >= len(args) {
 		return out
 	}
+	globalEnd := len(out)
 	cmd := a.Command(args[i])
 	if cmd == nil {
 		return append(out, args[i:]...)
@@ -202,6 +224,17 @@ func reorderArgs(a *cli.App, args []string) []string {
 		if s == "--" {
 			pos = append(pos, args[i+1:]...)
 			break
+		}
+		if strings.HasPrefix(s, "-") && s != "-" && !hasFlag(cmd.Flags, s) && hasFlag(a.Flags, s) && !hasFlag([]cli.Flag{cli.HelpFlag}, s) {
+			// A global flag after the command (kmm status --log-level debug ...): move it before.
+			glob := []string{s}
+			if takesValue(a.Flags, s) && i+1 < len(args) {
+				glob = append(glob, args[i+1])
+				i++
+			}
+			out = append(out[:globalEnd:globalEnd], append(glob, out[globalEnd:]...)...)
+			globalEnd += len(glob)
+			continue
 		}
 		if strings.HasPrefix(s, "-") && s != "-" {
 			flags = append(flags, s)
@@ -258,12 +291,18 @@ func takesValue(flags []cli.Flag, s string) bool {
 	return false
 }
 
-// setUsageError makes flag errors of every (sub)command a usage error (exit 2).
-func setUsageError(cmds []*cli.Command) {
-	for _, c := range cmds {
-		if c.OnUsageError == nil {
-			c.OnUsageError = usageError
-		}
-		setUsageError(c.Subcommands)
+// hasFlag reports whether the flag token s (-x, --name, --name=v) names one of flags.
+func hasFlag(flags []cli.Flag, s string) bool {
+	name := strings.TrimLeft(s, "-")
+	if k := strings.IndexByte(name, '='); k >= 0 {
+		name = name[:k]
 	}
+	for _, fl := range flags {
+		for _, n := range fl.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -28,12 +28,23 @@ func commands(f *cmdutil.Factory) []*cli.Command {
 	}
 }
 
+// notYetSuffix marks the usage line of a command that is not built yet.
+const notYetSuffix = " (not implemented yet)"
+
 func notYet(name, usage string) *cli.Command {
 	return &cli.Command{
-		Name:            name,
-		Usage:           usage,
-		SkipFlagParsing: true,
-		Action: func(*cli.Context) error {
+		Name:               name,
+		Usage:              usage + notYetSuffix,
+		ArgsUsage:          "mirror-maker.properties",
+		Description:        "This command is not implemented yet: it exits 1 and changes nothing.",
+		SkipFlagParsing:    true,
+		CustomHelpTemplate: cli.CommandHelpTemplate,
+		Action: func(c *cli.Context) error {
+			for _, a := range c.Args().Slice() {
+				if a == "--help" || a == "-h" {
+					return cli.ShowCommandHelp(c.Lineage()[1], name)
+				}
+			}
 			return kerr.New(kerr.NotImplemented, "%s: not implemented yet", name)
 		},
 	}

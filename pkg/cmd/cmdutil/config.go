@@ -20,11 +20,11 @@ import (
 // ConfigFlags are the flags that select and complete an MM2 configuration.
 func ConfigFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "clusters", Usage: "only flows whose target is one of these aliases (MM2's --clusters); with --source-cluster-config: SOURCE,TARGET"},
-		&cli.StringFlag{Name: "config", Usage: "the MM2 properties file (instead of the positional argument)"},
-		&cli.StringFlag{Name: "source-cluster-config", Usage: "properties file of the source cluster (tutorial form; implies the flow SOURCE->TARGET)"},
-		&cli.StringFlag{Name: "target-cluster-config", Usage: "properties file of the target cluster (tutorial form)"},
-		&cli.StringFlag{Name: "whitelist", Usage: "MirrorMaker 1 flag: read as the MM2 key `topics` (with a warning)"},
+		&cli.StringSliceFlag{Name: "clusters", Usage: "only flows whose target is one of these `ALIAS`es (MM2's --clusters); with --source-cluster-config: SOURCE,TARGET"},
+		&cli.StringFlag{Name: "config", Usage: "the MM2 properties `FILE` (instead of the positional argument)"},
+		&cli.StringFlag{Name: "source-cluster-config", Usage: "properties `FILE` of the source cluster (tutorial form; implies the flow SOURCE->TARGET)"},
+		&cli.StringFlag{Name: "target-cluster-config", Usage: "properties `FILE` of the target cluster (tutorial form)"},
+		&cli.StringFlag{Name: "whitelist", Usage: "MirrorMaker 1 flag: a topic `REGEX`, read as the MM2 key 'topics' (with a warning)"},
 	}
 }
 
@@ -44,7 +44,7 @@ func LoadOptions(c *cli.Context) (mm2conf.LoadOptions, error) {
 	switch {
 	case len(args) > 1:
 		return opts, kerr.WithHint(kerr.New(kerr.Usage, "expected one properties file, got %d arguments: %s", len(args), strings.Join(args, " ")),
-			"give the MM2 properties file once, e.g. `kmm "+c.Command.FullName()+" mirror-maker.properties`")
+			"give the MM2 properties file once, e.g. `kmm "+CommandPath(c)+" mirror-maker.properties`")
 	case len(args) == 1 && opts.ConfigFile != "" && opts.ConfigFile != args[0]:
 		return opts, kerr.New(kerr.Usage, "two properties files given: %s and --config %s", args[0], opts.ConfigFile)
 	case len(args) == 1:
@@ -52,7 +52,7 @@ func LoadOptions(c *cli.Context) (mm2conf.LoadOptions, error) {
 	}
 	if opts.ConfigFile == "" {
 		return opts, kerr.WithHint(kerr.New(kerr.Usage, "no MM2 properties file given"),
-			"usage: kmm "+c.Command.FullName()+" mirror-maker.properties [--clusters ALIAS]")
+			"usage: kmm "+CommandPath(c)+" mirror-maker.properties [--clusters ALIAS]")
 	}
 	return opts, nil
 }
@@ -83,7 +83,7 @@ func Load(opts mm2conf.LoadOptions, errOut io.Writer) (*mm2conf.Config, error) {
 
 // OutputFlag is -o/--output with the given choices.
 func OutputFlag(choices ...string) cli.Flag {
-	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: choices[0], Usage: strings.Join(choices, " or ")}
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: choices[0], Usage: "output `FORMAT`: " + strings.Join(choices, " or ")}
 }
 
 // Output validates -o.
@@ -108,10 +108,10 @@ func LoadFlows(c *cli.Context, f *Factory) (*mm2conf.Config, []*flow.Flow, error
 
 // FlowFlags are --flow S->T and, with sourceTarget, its aliases --source and --target.
 func FlowFlags(sourceTarget bool) []cli.Flag {
-	fl := []cli.Flag{&cli.StringFlag{Name: "flow", Usage: "the flow S->T (quote it in a shell: --flow 'A->B'; default: the only enabled flow)"}}
+	fl := []cli.Flag{&cli.StringFlag{Name: "flow", Usage: "the `FLOW` S->T (quote it in a shell: --flow 'A->B'; default: the only enabled flow)"}}
 	if sourceTarget {
-		fl = append(fl, &cli.StringFlag{Name: "source", Usage: "source cluster alias (with --target: another way to name the flow)"},
-			&cli.StringFlag{Name: "target", Usage: "target cluster alias"})
+		fl = append(fl, &cli.StringFlag{Name: "source", Usage: "source cluster `ALIAS` (with --target: another way to name the flow)"},
+			&cli.StringFlag{Name: "target", Usage: "target cluster `ALIAS`"})
 	}
 	return fl
 }

@@ -41,21 +41,18 @@ type ExplainOptions struct {
 
 // Command returns `kmm config`.
 func Command(f *cmdutil.Factory) *cli.Command {
-	return &cli.Command{
-		Name:  "config",
-		Usage: "check and explain MM2 properties files",
+	return cmdutil.WithExamples(&cli.Command{
+		Name:      "config",
+		Usage:     "check and explain MM2 properties files",
+		UsageText: "kmm config check|explain mirror-maker.properties [command options]",
 		Subcommands: []*cli.Command{
-			{
+			cmdutil.WithExamples(&cli.Command{
 				Name:      "check",
 				Usage:     "validate an MM2 properties file and print the resolved flows",
 				ArgsUsage: "mirror-maker.properties",
 				Description: `Resolves the file as MirrorMaker 2 would (defaults, per-flow and per-cluster overrides, config
 providers) and prints each flow with its topics, groups, policy, features and intervals, then
-every warning and error with file:line. Exit 2 when the file has errors. No cluster is contacted.
-
-Examples:
-   kmm config check mirror-maker.properties
-   kmm config check mirror-maker.properties --clusters B -o json`,
+every warning and error with file:line. Exit 2 when the file has errors. No cluster is contacted.`,
 				Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
 				Action: func(c *cli.Context) error {
 					out, err := cmdutil.Output(c, "table", "json")
@@ -69,7 +66,11 @@ Examples:
 					return RunCheck(&CheckOptions{File: file, Output: out}, f)
 				},
 			},
-			{
+				cmdutil.Example{What: "the flows MM2 would run and every finding with its file:line (exit 2 on errors)", Cmd: "kmm config check mirror-maker.properties"},
+				cmdutil.Example{What: "as JSON, only the flows into B", Cmd: "kmm config check mirror-maker.properties --clusters B -o json"},
+				cmdutil.Example{What: "the tutorial form with MirrorMaker 1 flags", Cmd: "kmm config check --clusters SOURCE,TARGET --source-cluster-config source-cluster.properties --target-cluster-config target-cluster.properties --whitelist '.*' --config mirror-maker.properties"},
+			),
+			cmdutil.WithExamples(&cli.Command{
 				Name:      "explain",
 				Usage:     "show every effective setting per flow and role and where it came from, or what each flow does with a topic or group",
 				ArgsUsage: "mirror-maker.properties [KEY ...]",
@@ -82,18 +83,12 @@ With --topic/--group (offline): for every flow that replicates, whether it repli
 (and under which name on the target) or checkpoints the group (and syncs its offsets), and the
 rule that decided, with its file:line: a topics/topics.exclude entry, an internal or heartbeats
 topic, a cycle (the topic came from the flow's target), a disabled feature.
-With --topics: the same for every topic of each flow's source cluster (connects to it).
-
-Examples:
-   kmm config explain mirror-maker.properties --flow 'A->B'
-   kmm config explain mirror-maker.properties bootstrap.servers 'ssl.*' --section target-producer
-   kmm config explain mirror-maker.properties --topic orders --topic B.orders --group billing
-   kmm config explain mirror-maker.properties --topics -o json`,
+With --topics: the same for every topic of each flow's source cluster (connects to it).`,
 				Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
-					&cli.StringFlag{Name: "flow", Usage: "only this flow (quote it in a shell: --flow 'A->B')"},
-					&cli.StringSliceFlag{Name: "section", Usage: "only these sections: connector, worker, or a client role such as source-consumer"},
-					&cli.StringSliceFlag{Name: "topic", Usage: "what each flow does with this source topic, and why (repeatable; offline)"},
-					&cli.StringSliceFlag{Name: "group", Usage: "what each flow does with this consumer group, and why (repeatable; offline)"},
+					&cli.StringFlag{Name: "flow", Usage: "only this `FLOW` (quote it in a shell: --flow 'A->B')"},
+					&cli.StringSliceFlag{Name: "section", Usage: "only these `SECTION`s: connector, worker, or a client role such as source-consumer"},
+					&cli.StringSliceFlag{Name: "topic", Usage: "what each flow does with this source `TOPIC`, and why (repeatable; offline)"},
+					&cli.StringSliceFlag{Name: "group", Usage: "what each flow does with this consumer `GROUP`, and why (repeatable; offline)"},
 					&cli.BoolFlag{Name: "topics", Usage: "list every topic of each flow's source cluster with what the flow does with it (connects to the source clusters)"}),
 				Action: func(c *cli.Context) error {
 					o, err := explainOptions(c)
@@ -103,8 +98,16 @@ Examples:
 					return RunExplain(o, f)
 				},
 			},
+				cmdutil.Example{What: "every effective setting of one flow, with its file:line", Cmd: "kmm config explain mirror-maker.properties --flow 'A->B'"},
+				cmdutil.Example{What: "only some keys of one section (globs allowed)", Cmd: "kmm config explain mirror-maker.properties bootstrap.servers 'ssl.*' --section target-producer"},
+				cmdutil.Example{What: "what each flow does with a topic and a group, and why (offline)", Cmd: "kmm config explain mirror-maker.properties --topic orders --topic B.orders --group billing"},
+				cmdutil.Example{What: "every topic of the source clusters (connects to them)", Cmd: "kmm config explain mirror-maker.properties --topics -o json"},
+			),
 		},
-	}
+	},
+		cmdutil.Example{What: "check a file before starting replicate", Cmd: "kmm config check mirror-maker.properties"},
+		cmdutil.Example{What: "where a setting came from", Cmd: "kmm config explain mirror-maker.properties --flow 'A->B' bootstrap.servers"},
+	)
 }
 
 // RunCheck runs `kmm config check`.

@@ -38,27 +38,21 @@ type Options struct {
 
 // Command returns `kmm lag`.
 func Command(f *cmdutil.Factory) *cli.Command {
-	return &cli.Command{
+	return cmdutil.WithExamples(&cli.Command{
 		Name:      "lag",
 		Usage:     "show replication lag per partition (records and time); thresholds make it a check",
 		ArgsUsage: "mirror-maker.properties",
 		Description: `Per source partition of every enabled flow: records not yet on the target and the age of the
 oldest of them, from the source offsets and the resume positions stored on the target. With
 --group, each group's lag on both sides and what a failover now would cost. --max-lag and
---max-lag-time exit 3 when exceeded.
-
-Examples:
-   kmm lag mirror-maker.properties
-   kmm lag mirror-maker.properties --flow 'A->B' --max-lag 10000 --max-lag-time 1m
-   kmm lag mirror-maker.properties --group billing -o json
-   kmm lag mirror-maker.properties --watch --interval 2s`,
+--max-lag-time exit 3 when exceeded.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
-			&cli.StringSliceFlag{Name: "topic", Usage: "only these source topics"},
-			&cli.StringSliceFlag{Name: "group", Usage: "also show these consumer groups: lag on both sides and what a failover now would cost"},
-			&cli.Int64Flag{Name: "max-lag", Usage: "exit 3 when a partition is more than N records behind"},
-			&cli.DurationFlag{Name: "max-lag-time", Usage: "exit 3 when a partition's oldest unreplicated record is older than D"},
+			&cli.StringSliceFlag{Name: "topic", Usage: "only these source `TOPIC`s"},
+			&cli.StringSliceFlag{Name: "group", Usage: "also show these consumer `GROUP`s: lag on both sides and what a failover now would cost"},
+			&cli.Int64Flag{Name: "max-lag", Usage: "exit 3 when a partition is more than `N` records behind (0 = off)"},
+			&cli.DurationFlag{Name: "max-lag-time", Usage: "exit 3 when a partition's oldest unreplicated record is older than `DURATION` (0 = off)"},
 			&cli.BoolFlag{Name: "watch", Usage: "repeat every --interval (redraw on a terminal, NDJSON otherwise)"},
-			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "refresh interval of --watch"},
+			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "refresh `INTERVAL` of --watch"},
 		)...),
 		Action: func(c *cli.Context) error {
 			out, err := cmdutil.Output(c, "table", "json")
@@ -73,7 +67,12 @@ Examples:
 				Groups: c.StringSlice("group"), Thresholds: lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")},
 				Watch: c.Bool("watch"), Interval: c.Duration("interval")}, f)
 		},
-	}
+	},
+		cmdutil.Example{What: "records and time not yet replicated, per partition", Cmd: "kmm lag mirror-maker.properties"},
+		cmdutil.Example{What: "as a check: exit 3 when a partition is 10000 records or 1 minute behind", Cmd: "kmm lag mirror-maker.properties --flow 'A->B' --max-lag 10000 --max-lag-time 1m"},
+		cmdutil.Example{What: "what a failover now would cost group billing", Cmd: "kmm lag mirror-maker.properties --group billing -o json"},
+		cmdutil.Example{What: "refresh every 2 seconds until Ctrl-C", Cmd: "kmm lag mirror-maker.properties --watch --interval 2s"},
+	)
 }
 
 // Run runs `kmm lag`.

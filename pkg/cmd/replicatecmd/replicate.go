@@ -38,7 +38,7 @@ type Options struct {
 
 // Command returns `kmm replicate`.
 func Command(f *cmdutil.Factory) *cli.Command {
-	return &cli.Command{
+	return cmdutil.WithExamples(&cli.Command{
 		Name:      "replicate",
 		Usage:     "run the replication flows of an MM2 properties file until stopped",
 		ArgsUsage: "mirror-maker.properties",
@@ -58,17 +58,12 @@ cause and since when; a reminder every 30 s; one INFO when it returns). Flows wa
 by themselves. With --listen, /readyz answers 503 naming the cluster, since when and why
 (/healthz stays 200), kmm_cluster_up and kmm_flow_stalled_seconds say the same in /metrics,
 and the Connect-style statuses carry the reason as the tasks' trace. A flow whose records wait
-with none delivered for 30 s is stalled (also 503).
-
-Examples:
-   kmm replicate mirror-maker.properties
-   kmm replicate mirror-maker.properties --clusters B
-   kmm replicate mirror-maker.properties -o json --listen 127.0.0.1:8083`,
+with none delivered for 30 s is stalled (also 503).`,
 		Flags: append(cmdutil.ConfigFlags(),
 			cmdutil.OutputFlag("text", "json"),
-			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long the stop may take after SIGINT/SIGTERM (drain, store progress, close; exit 5 if records were left undelivered)"},
-			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "how often progress is reported"},
-			&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz, /readyz and Connect-style /connectors on this address (e.g. 127.0.0.1:8083); off unless set"},
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long (`DURATION`) the stop may take after SIGINT/SIGTERM (drain, store progress, close; exit 5 if records were left undelivered)"},
+			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "report progress every `INTERVAL`"},
+			&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz, /readyz and Connect-style /connectors on this `ADDRESS` (e.g. 127.0.0.1:8083); off unless set"},
 			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
 			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target)"},
 		),
@@ -85,7 +80,12 @@ Examples:
 				ProgressInterval: c.Duration("progress-interval"), Listen: c.String("listen"), ListenAllowRemote: c.Bool("listen-allow-remote"),
 				Force: c.Bool("force")}, f)
 		},
-	}
+	},
+		cmdutil.Example{What: "run every enabled flow of the file until Ctrl-C (drains, exit 0)", Cmd: "kmm replicate mirror-maker.properties"},
+		cmdutil.Example{What: "only the flows into B and C, as MM2's connect-mirror-maker.sh --clusters B C", Cmd: "kmm replicate mirror-maker.properties --clusters B C"},
+		cmdutil.Example{What: "with metrics, health and Connect-style REST on loopback, events as NDJSON", Cmd: "kmm replicate mirror-maker.properties -o json --listen 127.0.0.1:8083"},
+		cmdutil.Example{What: "the tutorial form with MirrorMaker 1 flags", Cmd: "kmm replicate --clusters SOURCE,TARGET --source-cluster-config source-cluster.properties --target-cluster-config target-cluster.properties --whitelist '.*' --config mirror-maker.properties"},
+	)
 }
 
 // Run runs `kmm replicate` until ctx ends or a signal arrives (then drains).

@@ -33,24 +33,19 @@ type Options struct {
 
 // Command returns `kmm status`.
 func Command(f *cmdutil.Factory) *cli.Command {
-	return &cli.Command{
+	return cmdutil.WithExamples(&cli.Command{
 		Name:      "status",
 		Usage:     "show the health of each replication flow (OK, DEGRADED, DOWN and why)",
 		ArgsUsage: "mirror-maker.properties",
 		Description: `Reads the clusters themselves (heartbeats, stored progress, checkpoints, source offsets), not
 local state, so it works from any machine with the properties file and while the source is down.
-Exit 3 when a flow is not OK.
-
-Examples:
-   kmm status mirror-maker.properties
-   kmm status mirror-maker.properties --flow 'A->B' -o json
-   kmm status mirror-maker.properties --endpoint http://127.0.0.1:8083 --max-lag 10000`,
+Exit 3 when a flow is not OK.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
-			&cli.DurationFlag{Name: "max-heartbeat-age", Usage: "heartbeats older than this make a flow DEGRADED (default max(1m, 10 × interval))"},
-			&cli.DurationFlag{Name: "max-progress-age", Usage: "no stored progress for this long while records wait makes a flow DEGRADED (default max(2m, 10 × flush interval))"},
-			&cli.Int64Flag{Name: "max-lag", Usage: "more records than this waiting makes a flow DEGRADED"},
-			&cli.StringFlag{Name: "endpoint", Usage: "also ask a running `kmm replicate --listen` at this URL (e.g. http://127.0.0.1:8083) how its flows run"},
-			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "a group committing past checkpoints older than this makes a flow DEGRADED (default 2m)"},
+			&cli.DurationFlag{Name: "max-heartbeat-age", Usage: "heartbeats older than `AGE` make a flow DEGRADED (default max(1m, 10 × interval))"},
+			&cli.DurationFlag{Name: "max-progress-age", Usage: "no stored progress for `AGE` while records wait makes a flow DEGRADED (default max(2m, 10 × flush interval))"},
+			&cli.Int64Flag{Name: "max-lag", Usage: "more than `N` records waiting makes a flow DEGRADED (0 = off)"},
+			&cli.StringFlag{Name: "endpoint", Usage: "also ask a running 'kmm replicate --listen' at this `URL` (e.g. http://127.0.0.1:8083) how its flows run"},
+			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "a group committing past checkpoints older than `AGE` makes a flow DEGRADED (default 2m)"},
 		)...),
 		Action: func(c *cli.Context) error {
 			out, err := cmdutil.Output(c, "table", "json")
@@ -65,7 +60,11 @@ Examples:
 				Limits: health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"),
 					MaxLagRecords: c.Int64("max-lag"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}}, f)
 		},
-	}
+	},
+		cmdutil.Example{What: "OK, DEGRADED or DOWN per flow, and why (exit 3 unless all OK, 4 when no cluster answers)", Cmd: "kmm status mirror-maker.properties"},
+		cmdutil.Example{What: "one flow, as JSON", Cmd: "kmm status mirror-maker.properties --flow 'A->B' -o json"},
+		cmdutil.Example{What: "also ask the running replicate process how its flows run, with a lag limit", Cmd: "kmm status mirror-maker.properties --endpoint http://127.0.0.1:8083 --max-lag 10000"},
+	)
 }
 
 // Run runs `kmm status`.

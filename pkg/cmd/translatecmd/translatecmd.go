@@ -43,7 +43,7 @@ type Options struct {
 
 // Command returns `kmm translate-offsets`.
 func Command(f *cmdutil.Factory) *cli.Command {
-	return &cli.Command{
+	return cmdutil.WithExamples(&cli.Command{
 		Name:      "translate-offsets",
 		Usage:     "translate consumer group offsets from source to target (and --apply them)",
 		ArgsUsage: "mirror-maker.properties",
@@ -53,18 +53,12 @@ and whether it is exact or its error bound. Reads the target (checkpoints of kmm
 and the source when reachable. --apply commits the translated offsets to idle groups on the
 target as a plan: printed first, --dry-run stops there, each group is a step checked on the
 target before it is committed, and an interrupted run is resumed by the next one (journal:
-__kmm_state on the target).
-
-Examples:
-   kmm translate-offsets mm2.properties --group billing
-   kmm translate-offsets mm2.properties --flow 'A->B' --groups 'app-.*' -o json
-   kmm translate-offsets mm2.properties --group billing --apply --dry-run -o json
-   kmm translate-offsets mm2.properties --group billing --apply --yes`,
+__kmm_state on the target).`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
 			append(cmdutil.FlowFlags(true),
-				&cli.StringSliceFlag{Name: "group", Usage: "translate these groups (exit 3 if one cannot be translated)"},
-				&cli.StringFlag{Name: "groups", Usage: "translate the groups matching this Java regex"},
-				&cli.StringSliceFlag{Name: "topic", Usage: "only these source (or target) topics"},
+				&cli.StringSliceFlag{Name: "group", Usage: "translate these `GROUP`s (exit 3 if one cannot be translated)"},
+				&cli.StringFlag{Name: "groups", Usage: "translate the groups matching this Java `REGEX`"},
+				&cli.StringSliceFlag{Name: "topic", Usage: "only these source (or target) `TOPIC`s"},
 				&cli.BoolFlag{Name: "apply", Usage: "commit the translated offsets to the groups on the target"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "with --apply: print the plan, commit nothing"},
 				&cli.BoolFlag{Name: "yes", Usage: "with --apply: do not ask for confirmation (required when stdin is not a terminal)"},
@@ -77,7 +71,12 @@ Examples:
 			}
 			return run(c.Context, opts, f)
 		},
-	}
+	},
+		cmdutil.Example{What: "where group billing should resume on the target, and how exact that is", Cmd: "kmm translate-offsets mirror-maker.properties --group billing"},
+		cmdutil.Example{What: "every group matching a regex, as JSON", Cmd: "kmm translate-offsets mirror-maker.properties --flow 'A->B' --groups 'app-.*' -o json"},
+		cmdutil.Example{What: "the plan only, as JSON", Cmd: "kmm translate-offsets mirror-maker.properties --group billing --apply --dry-run -o json"},
+		cmdutil.Example{What: "commit the translated offsets on the target without asking", Cmd: "kmm translate-offsets mirror-maker.properties --group billing --apply --yes"},
+	)
 }
 
 func optionsFrom(c *cli.Context) (*Options, error) {

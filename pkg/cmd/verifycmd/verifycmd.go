@@ -68,7 +68,7 @@ func (d *duration) UnmarshalText(b []byte) error {
 
 // Command returns `kmm verify`.
 func Command(f *cmdutil.Factory) *cli.Command {
-	return &cli.Command{
+	return cmdutil.WithExamples(&cli.Command{
 		Name:      "verify",
 		Usage:     "prove the target is a faithful, failover-ready copy of the source (metadata, sample or full comparison, canary)",
 		ArgsUsage: "mirror-maker.properties",
@@ -89,16 +89,7 @@ target: the flow's topics filter must select kmm-canary.
 
 Exit 0 when nothing failed (warnings allowed), 3 when a check failed, 4 when a cluster is
 unreachable, 2 for usage errors. Thresholds can also come from a drill file (--drill) with a
-[verify] table: level, max_lag_records, max_lag_time, max_checkpoint_age, max_duplicates.
-
-Examples:
-   kmm verify mirror-maker.properties
-   kmm verify mirror-maker.properties --flow 'A->B' --level sample --samples 10 --seed 7
-   kmm verify mirror-maker.properties --level full --topics 'orders|payments' -o json
-   kmm verify mirror-maker.properties --level full --from groups --groups 'billing.*'
-   kmm verify mirror-maker.properties --max-lag-records 1000 --max-lag-time 1m --junit verify.xml
-   kmm verify mirror-maker.properties --drill drill.toml
-   kmm verify mirror-maker.properties --canary 30s`,
+[verify] table: level, max_lag_records, max_lag_time, max_checkpoint_age, max_duplicates.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
 			&cli.StringFlag{Name: "topics", Usage: "only source topics matching this regular expression (full match)"},
 			&cli.StringFlag{Name: "groups", Usage: "only consumer groups matching this regular expression (full match)"},
@@ -138,7 +129,15 @@ Examples:
 			}
 			return Run(c.Context, o, f)
 		},
-	}
+	},
+		cmdutil.Example{What: "metadata checks of every flow (read-only)", Cmd: "kmm verify mirror-maker.properties"},
+		cmdutil.Example{What: "compare sampled records of one flow, reproducibly", Cmd: "kmm verify mirror-maker.properties --flow 'A->B' --level sample --samples 10 --seed 7"},
+		cmdutil.Example{What: "compare every record of some topics, as JSON", Cmd: "kmm verify mirror-maker.properties --level full --topics 'orders|payments' -o json"},
+		cmdutil.Example{What: "only what the groups would read after a failover", Cmd: "kmm verify mirror-maker.properties --level full --from groups --groups 'billing.*'"},
+		cmdutil.Example{What: "as a CI gate with thresholds and a JUnit report", Cmd: "kmm verify mirror-maker.properties --max-lag-records 1000 --max-lag-time 1m --junit verify.xml"},
+		cmdutil.Example{What: "thresholds from a drill file", Cmd: "kmm verify mirror-maker.properties --drill drill.toml"},
+		cmdutil.Example{What: "send probes for 30 seconds and report gaps and latency", Cmd: "kmm verify mirror-maker.properties --canary 30s"},
+	)
 }
 
 // tomlLine finds the line BurntSushi/toml names in a decoding (type) error.

@@ -1,0 +1,155 @@
+package app
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/output/goldentest"
+)
+
+func tree() []*cli.Command {
+	io, _, _, _ := iostreams.Test()
+	return newApp(io).Commands
+}
+
+// TestEveryCommandHasExamples walks the command tree: every command kmm ships (not the ones
+// marked not implemented yet) renders an EXAMPLES section in its help.
+func TestEveryCommandHasExamples(t *testing.T) {
+	var walk func(prefix string, cs []*cli.Command)
+	n := 0
+	walk = func(prefix string, cs []*cli.Command) {
+		for _, c := range cs {
+			p := strings.TrimSpace(prefix + " " + c.Name)
+			walk(p, c.Subcommands)
+			if strings.HasSuffix(c.Usage, notYetSuffix) {
+				continue
+			}
+			n++
+			if !cmdutil.HasExamples(c) {
+				t.Errorf("kmm %s has no examples: wrap it in cmdutil.WithExamples", p)
+				continue
+			}
+			code, out, _ := run(append(strings.Fields(p), "--help")...)
+			if code != 0 || !strings.Contains(out, "\nEXAMPLES:\n   ") || !strings.Contains(out, "kmm "+p) {
+				t.Errorf("kmm %s --help: exit %d, no examples of itself:\n%s", p, code, out)
+			}
+		}
+	}
+	walk("", tree())
+	if n < 8 {
+		t.Fatalf("only %d commands walked", n)
+	}
+}
+
+// TestHelpGolden pins the help text of every command (rewrite with -update-golden).
+func TestHelpGolden(t *testing.T) {
+	paths := append([]string{""}, CommandPaths()...)
+	for _, p := range paths {
+		args := append(strings.Fields(p), "--help")
+		code, out, errOut := run(args...)
+		if code != 0 || errOut != "" {
+			t.Errorf("kmm %s: exit %d, stderr %q", strings.Join(args, " "), code, errOut)
+		}
+		name := "help/kmm" + strings.ReplaceAll(" "+p, " ", "-") + ".txt"
+		goldentest.Golden(t, name, []byte(out))
+		// kmm help COMMAND shows the same text.
+		if p != "" {
+			code, out2, _ := run(append([]string{"help"}, strings.Fields(p)...)...)
+			if code != 0 || out2 != out {
+				t.Errorf("kmm help %s differs from kmm %s --help (exit %d):\n%s", p, p, code, out2)
+			}
+		}
+		for _, bad := range []string{"(default: false)", "(default: 0s)", "(default: 0)", "value value", "kmm replicate --listen   "} {
+			if strings.Contains(out, bad) {
+				t.Errorf("kmm %s --help contains %q", p, bad)
+			}
+		}
+	}
+}
+
+func TestMistypedCommandsSuggest(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"config", "chek", "x.properties"}, "did you mean 'kmm config check'?"},
+		{[]string{"statsu"}, "did you mean 'kmm status'?"},
+		{[]string{"help", "config", "explian"}, "did you mean 'kmm config explain'?"},
+		{[]string{"translate"}, "did you mean 'kmm translate-offsets'?"},
+	} {
+		code, out, errOut := run(c.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.hint) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out, errOut, c.hint)
+		}
+	}
+}
+
+func TestUsageHintNamesTheFullCommand(t *testing.T) {
+	code, _, errOut := run("config", "check")
+	if code != 2 || !strings.Contains(errOut, "kmm config check mirror-maker.properties") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+	code, _, errOut = run("config", "explain", "--no-such")
+	if code != 2 || !strings.Contains(errOut, "kmm config explain --help") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+}
+
+func TestGlobalFlagsAfterTheCommand(t *testing.T) {
+	// --color after the command is accepted (and validated) as a global flag.
+	code, _, errOut := run("config", "check", "x.properties", "--color", "pink")
+	if code != 2 || !strings.Contains(errOut, "--color must be auto, always or never") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "mm2.properties")
+	if err := os.WriteFile(f, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run("config", "check", f, "--log-level", "debug", "-o", "json", "--color", "never")
+	if code != 0 || !strings.HasPrefix(out, "{") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestNotYetCommandsHaveHelp(t *testing.T) {
+	for _, c := range []string{"failover", "failback"} {
+		code, out, errOut := run(c, "--help")
+		if code != 0 || !strings.Contains(out, "kmm "+c) || !strings.Contains(out, "not implemented yet") || errOut != "" {
+			t.Errorf("%s --help: exit %d, %q, %q", c, code, out, errOut)
+		}
+	}
+}
+
+func TestCompletionScripts(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		code, out, errOut := run("completion", sh)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s: exit %d, %q", sh, code, errOut)
+		}
+		for _, want := range []string{"translate-offsets", "check", "max-lag-time"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s completion lacks %q", sh, want)
+			}
+		}
+		if sh == "bash" {
+			if _, err := exec.LookPath("bash"); err == nil {
+				cmd := exec.Command("bash", "-c", out+"\nCOMP_WORDS=(kmm config check --cl); COMP_CWORD=3; _kmm; echo \"${COMPREPLY[*]}\"")
+				got, err := cmd.CombinedOutput()
+				if err != nil || strings.TrimSpace(string(got)) != "--clusters" {
+					t.Errorf("bash completion of 'kmm config check --cl': %q (%v)", got, err)
+				}
+			}
+		}
+	}
+	if code, _, _ := run("completion", "powershell"); code != 2 {
+		t.Errorf("unknown shell: exit %d, want 2", code)
+	}
+}
