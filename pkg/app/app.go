@@ -98,7 +98,7 @@ func interrupted(ctx context.Context, err error) error {
 		return err
 	}
 	switch kerr.KindOf(err) {
-	case kerr.Usage, kerr.Interrupted, kerr.CheckFailed:
+	case kerr.Usage, kerr.Interrupted:
 		return err
 	}
 	return kerr.New(kerr.Interrupted, "interrupted")

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/kerr"
@@ -12,6 +13,49 @@ import (
 // reads its file or connects to any cluster.
 type Validator interface {
 	Validate() error
+}
+
+// Validate runs o.Validate and makes whatever it returns a usage error (exit 2); several
+// problems are reported together, one per line.
+func Validate(o Validator) error {
+	err := o.Validate()
+	if err == nil {
+		return nil
+	}
+	if kerr.KindOf(err) == kerr.Usage {
+		return err
+	}
+	return kerr.Wrap(kerr.Usage, err)
+}
+
+// OneOf refuses a value of --name that is not one of choices.
+func OneOf(name, v string, choices ...string) error {
+	for _, c := range choices {
+		if v == c {
+			return nil
+		}
+	}
+	flag := "--" + name
+	if name == "output" {
+		flag = "-o"
+	}
+	return Usagef("", "%s must be %s, not %q", flag, strings.Join(choices, " or "), v)
+}
+
+// Exclusive refuses two flags given together.
+func Exclusive(a string, aSet bool, b string, bSet bool, hint string) error {
+	if aSet && bSet {
+		return Usagef(hint, "--%s and --%s do not go together", a, b)
+	}
+	return nil
+}
+
+// Requires refuses --name (set) without --needed.
+func Requires(name string, set bool, needed string, neededSet bool) error {
+	if set && !neededSet {
+		return Usagef("", "--%s only goes with --%s", name, needed)
+	}
+	return nil
 }
 
 // Usagef is a usage error (exit 2) with a hint saying what to do instead.
@@ -26,7 +70,7 @@ func Usagef(hint, format string, args ...any) error {
 // NonNegative refuses a negative number for --name.
 func NonNegative(name string, v int64) error {
 	if v < 0 {
-		return Usagef("", "--%s must be 0 or more (0 = off), not %d", name, v)
+		return Usagef("", "--%s must be 0 or more, not %d", name, v)
 	}
 	return nil
 }
@@ -34,7 +78,7 @@ func NonNegative(name string, v int64) error {
 // NonNegativeDuration refuses a negative duration for --name.
 func NonNegativeDuration(name string, d time.Duration) error {
 	if d < 0 {
-		return Usagef("", "--%s must be 0 or more (0 = off), not %s", name, d)
+		return Usagef("", "--%s must be 0 or more, not %s", name, d)
 	}
 	return nil
 }
@@ -45,6 +89,14 @@ func PositiveDuration(name string, d time.Duration) error {
 		return Usagef("", "--%s must be more than 0, not %s", name, d)
 	}
 	return nil
+}
+
+// OptionalHTTPURL is HTTPURL when s is set.
+func OptionalHTTPURL(name, s string) error {
+	if s == "" {
+		return nil
+	}
+	return HTTPURL(name, s)
 }
 
 // HTTPURL refuses what is not an http(s) URL with a host for --name.

@@ -6,6 +6,7 @@ package lagcmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -34,6 +35,19 @@ type Options struct {
 	Thresholds lag.Thresholds
 	Watch      bool
 	Interval   time.Duration
+}
+
+// Validate returns a usage error (exit 2) for bad flag values, before the file is read.
+func (o *Options) Validate() error {
+	errs := []error{
+		cmdutil.OneOf("output", o.Output, "table", "json"),
+		cmdutil.NonNegative("max-lag", o.Thresholds.MaxRecords),
+		cmdutil.NonNegativeDuration("max-lag-time", o.Thresholds.MaxTime),
+	}
+	if o.Watch {
+		errs = append(errs, cmdutil.PositiveDuration("interval", o.Interval))
+	}
+	return errors.Join(errs...)
 }
 
 // Command returns `kmm lag`.
@@ -77,6 +91,9 @@ oldest of them, from the source offsets and the resume positions stored on the t
 
 // Run runs `kmm lag`.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	if err := cmdutil.Validate(o); err != nil {
+		return err
+	}
 	io := fac.IO
 	_, all, err := fac.Flows(o.File)
 	if err != nil {

@@ -36,6 +36,14 @@ type Options struct {
 	Signals <-chan os.Signal
 }
 
+// Validate returns a usage error (exit 2) for bad flag values, before the file is read.
+func (o *Options) Validate() error {
+	return errors.Join(
+		cmdutil.OneOf("output", o.Output, "text", "json"),
+		cmdutil.NonNegativeDuration("shutdown-timeout", o.ShutdownTimeout),
+	)
+}
+
 // Command returns `kmm replicate`.
 func Command(f *cmdutil.Factory) *cli.Command {
 	return cmdutil.WithExamples(&cli.Command{
@@ -90,6 +98,9 @@ with none delivered for 30 s is stalled (also 503).`,
 
 // Run runs `kmm replicate` until ctx ends or a signal arrives (then drains).
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	if err := cmdutil.Validate(o); err != nil {
+		return err
+	}
 	io, log := fac.IO, fac.Logger()
 	cfg, flows, err := fac.Flows(o.File)
 	if err != nil {

@@ -6,6 +6,7 @@ package statuscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,6 +30,18 @@ type Options struct {
 	Output   string
 	Limits   health.Limits
 	Endpoint string
+}
+
+// Validate returns a usage error (exit 2) for bad flag values, before the file is read.
+func (o *Options) Validate() error {
+	return errors.Join(
+		cmdutil.OneOf("output", o.Output, "table", "json"),
+		cmdutil.NonNegativeDuration("max-heartbeat-age", o.Limits.MaxHeartbeatAge),
+		cmdutil.NonNegativeDuration("max-progress-age", o.Limits.MaxProgressAge),
+		cmdutil.NonNegative("max-lag", o.Limits.MaxLagRecords),
+		cmdutil.NonNegativeDuration("max-checkpoint-age", o.Limits.MaxCheckpointAge),
+		cmdutil.OptionalHTTPURL("endpoint", o.Endpoint),
+	)
 }
 
 // Command returns `kmm status`.
@@ -69,6 +82,9 @@ Exit 3 when a flow is not OK.`,
 
 // Run runs `kmm status`.
 func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
+	if err := cmdutil.Validate(o); err != nil {
+		return err
+	}
 	_, all, err := f.Flows(o.File)
 	if err != nil {
 		return err

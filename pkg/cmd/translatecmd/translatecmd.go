@@ -8,6 +8,7 @@ package translatecmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -39,6 +40,27 @@ type Options struct {
 	Apply       bool
 	ApplyOpts   cmdutil.ApplyOptions
 	Force       bool
+	// AllGroups lets --apply commit every group translated when none is named.
+	AllGroups bool
+}
+
+// Validate returns a usage error (exit 2) for bad flag values and combinations, before the
+// file is read.
+func (o *Options) Validate() error {
+	errs := []error{
+		cmdutil.OneOf("output", o.Output, "table", "json"),
+		cmdutil.Exclusive("group", len(o.Groups) > 0, "groups", o.GroupsRegex != "", "name groups with --group, or match them with --groups REGEX"),
+		cmdutil.Requires("dry-run", o.ApplyOpts.DryRun, "apply", o.Apply),
+		cmdutil.Requires("yes", o.ApplyOpts.Yes, "apply", o.Apply),
+		cmdutil.Requires("force", o.Force, "apply", o.Apply),
+		cmdutil.Requires("all-groups", o.AllGroups, "apply", o.Apply),
+		cmdutil.Exclusive("all-groups", o.AllGroups, "group", len(o.Groups) > 0, ""),
+		cmdutil.Exclusive("all-groups", o.AllGroups, "groups", o.GroupsRegex != "", ""),
+	}
+	if o.Apply && !o.AllGroups && len(o.Groups) == 0 && o.GroupsRegex == "" {
+		errs = append(errs, cmdutil.Usagef("name the groups with --group G or --groups REGEX, or add --all-groups", "--apply commits offsets of the groups selected, and none is"))
+	}
+	return errors.Join(errs...)
 }
 
 // Command returns `kmm translate-offsets`.
@@ -63,6 +85,7 @@ __kmm_state on the target).`,
 				&cli.BoolFlag{Name: "dry-run", Usage: "with --apply: print the plan, commit nothing"},
 				&cli.BoolFlag{Name: "yes", Usage: "with --apply: do not ask for confirmation (required when stdin is not a terminal)"},
 				&cli.BoolFlag{Name: "force", Usage: "with --apply: also commit to groups that are not idle on the target"},
+				&cli.BoolFlag{Name: "all-groups", Usage: "with --apply and no --group/--groups: commit the offsets of every group translated"},
 			)...),
 		Action: func(c *cli.Context) error {
 			opts, err := optionsFrom(c)
@@ -89,7 +112,7 @@ func optionsFrom(c *cli.Context) (*Options, error) {
 		return nil, err
 	}
 	return &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"),
-		Topics: c.StringSlice("topic"), Apply: c.Bool("apply"), Force: c.Bool("force"),
+		Topics: c.StringSlice("topic"), Apply: c.Bool("apply"), Force: c.Bool("force"), AllGroups: c.Bool("all-groups"),
 		ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "committed"}}, nil
 }
 
@@ -110,6 +133,9 @@ type resumed struct {
 }
 
 func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	if err := cmdutil.Validate(o); err != nil {
+		return err
+	}
 	io := fac.IO
 	if o.Apply {
 		if err := cmdutil.CheckConfirmable(o.ApplyOpts, io, "--apply changes committed offsets on the target"); err != nil {
