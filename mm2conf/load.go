@@ -1,6 +1,7 @@
 package mm2conf
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -178,9 +179,39 @@ func Load(opts LoadOptions) (*Config, error) {
 	return c, c.Err()
 }
 
+// MaxFileSize is the largest properties file kmm reads. MM2 files are kilobytes; the limit
+// keeps a wrong argument (/dev/zero, a log file, a JAR) from exhausting memory.
+const MaxFileSize = 4 << 20
+
 // readFile parses one properties file (ISO-8859-1, like MM2).
 func (c *Config) readFile(name, what string, sink *diagSink) (*Properties, bool) {
+	if st, err := c.fsys.Stat(name); err == nil {
+		switch {
+		case st.IsDir():
+			sink.err("file", Pos{File: name}, "", fmt.Sprintf("%s %s is a directory", what, name), "give the path of the .properties file")
+			return nil, false
+		case !st.Mode().IsRegular():
+			sink.err("file", Pos{File: name}, "", fmt.Sprintf("%s %s is not a regular file (a device, pipe or socket)", what, name), "give the path of the .properties file; kmm does not read configuration from pipes or devices")
+			return nil, false
+		case st.Size() > MaxFileSize:
+			sink.err("file", Pos{File: name}, "", fmt.Sprintf("%s %s is %d bytes, over kmm's limit of %d (MM2 properties files are a few kilobytes)", what, name, st.Size(), MaxFileSize),
+				"check that this is the MM2 properties file")
+			return nil, false
+		}
+	}
 	data, err := c.fsys.ReadFile(name)
+	if err == nil && len(data) > MaxFileSize {
+		sink.err("file", Pos{File: name}, "", fmt.Sprintf("%s %s is over kmm's limit of %d bytes (MM2 properties files are a few kilobytes)", what, name, MaxFileSize), "check that this is the MM2 properties file")
+		return nil, false
+	}
+	if err == nil && len(bytes.TrimSpace(data)) == 0 {
+		sink.err("file", Pos{File: name}, "", fmt.Sprintf("%s %s is empty", what, name), "write the MM2 settings into it, starting with `clusters = A, B`")
+		return nil, false
+	}
+	if err == nil && bytes.IndexByte(data, 0) >= 0 {
+		sink.err("file", Pos{File: name}, "", fmt.Sprintf("%s %s is not a text file (it holds NUL bytes)", what, name), "check that this is the MM2 properties file")
+		return nil, false
+	}
 	if err != nil {
 		msg := fmt.Sprintf("cannot read %s %s: %v", what, name, err)
 		if errors.Is(err, fs.ErrNotExist) {
