@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,12 +139,29 @@ type Admin struct {
 	inflight  int
 	closed    bool
 	destroyed bool
+	lastFail  string // the last error librdkafka logged, to name the cause of "no answer"
 }
 
 // NewAdmin creates an admin client for one cluster. name labels errors ("cluster A").
 func NewAdmin(name string, cfg Config, opts ...Option) (*Admin, error) {
 	o := collect(opts)
-	if o.problems != nil {
+	// The admin's librdkafka logs never go raw to stderr: they go to the caller's handler if
+	// any, and the last error is kept for Ping to name the real cause (connection refused,
+	// DNS failure, TLS or SASL failure) of a cluster that does not answer.
+	var adm *Admin
+	user := o.problems
+	o.problems = func(err error) {
+		var le *LogError
+		if errors.As(err, &le) && le.Level <= 3 && adm != nil {
+			adm.mu.Lock()
+			adm.lastFail = threadPrefix.ReplaceAllString(le.Msg, "")
+			adm.mu.Unlock()
+		}
+		if user != nil {
+			user(err)
+		}
+	}
+	{
 		// A standalone admin client has no log channel: derive it from a producer that has one.
 		p, err := kafka.NewProducer(cfg.configMap(withLogs(failFast, o)))
 		if err != nil {
@@ -161,14 +179,21 @@ func NewAdmin(name string, cfg Config, opts ...Option) (*Admin, error) {
 				}
 			}
 		}()
+		adm = &Admin{a: a, parent: p, timeout: 30 * time.Second, name: name}
 		go bridgeLogs(p.Logs(), o.problems)
-		return &Admin{a: a, parent: p, timeout: 30 * time.Second, name: name}, nil
+		return adm, nil
 	}
-	a, err := kafka.NewAdminClient(cfg.configMap(failFast))
-	if err != nil {
-		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))
-	}
-	return &Admin{a: a, timeout: 30 * time.Second, name: name}, nil
+}
+
+// threadPrefix is librdkafka's "[thrd:...]: " at the start of a log line.
+var threadPrefix = regexp.MustCompile(`^\[thrd:[^\]]*\]: `)
+
+// LastError is the last error librdkafka logged for this client ("" if none), e.g.
+// "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused".
+func (a *Admin) LastError() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastFail
 }
 
 // Close releases the client. It does not wait for metadata calls still running in the
@@ -247,6 +272,7 @@ func (a *Admin) wrap(op string, err error) error {
 // Ping asks for cluster metadata and returns the cluster id. An unreachable cluster gives a
 // kerr.Unreachable error within timeout.
 func (a *Admin) Ping(ctx context.Context, timeout time.Duration) (string, error) {
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var id string
@@ -255,8 +281,15 @@ func (a *Admin) Ping(ctx context.Context, timeout time.Duration) (string, error)
 		return err
 	})
 	if err != nil {
+		if parent.Err() != nil {
+			return "", parent.Err() // interrupted: not the cluster's fault
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			return "", kerr.WithHint(kerr.New(kerr.Unreachable, "%s: no answer within %s (%v)", a.name, timeout, err),
+			cause := "no error reported by librdkafka"
+			if last := a.LastError(); last != "" {
+				cause = last
+			}
+			return "", kerr.WithHint(kerr.New(kerr.Unreachable, "%s: no answer within %s: %s", a.name, timeout, cause),
 				"check bootstrap.servers, the network path and the security settings of this cluster")
 		}
 		return "", a.wrap("cluster id", err)

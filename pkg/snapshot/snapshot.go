@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
@@ -125,11 +126,19 @@ func oldestTimestamps(ctx context.Context, src cluster.Cluster, at map[cluster.T
 
 // Status collects the status of every flow. Unreachable clusters are recorded, not returned as
 // errors, so the report can say what the other side knows.
+// Flows are collected in parallel (and each flow's two clusters too), so unreachable clusters
+// cost one connection timeout, not one per cluster.
 func Status(ctx context.Context, open cluster.Opener, flows []*flow.Flow) []health.FlowStatus {
-	var out []health.FlowStatus
-	for _, f := range flows {
-		out = append(out, flowStatus(ctx, open, f))
+	out := make([]health.FlowStatus, len(flows))
+	var wg sync.WaitGroup
+	for i, f := range flows {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = flowStatus(ctx, open, f)
+		}()
 	}
+	wg.Wait()
 	return out
 }
 
@@ -150,12 +159,17 @@ func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow) health
 		}
 		return c, nil
 	}
-	src, serr := open(flow.Source)
+	var src, tgt cluster.Cluster
+	var serr, terr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); src, serr = open(flow.Source) }()
+	go func() { defer wg.Done(); tgt, terr = open(flow.Target) }()
+	wg.Wait()
 	st.SourceErr = serr
 	if src != nil {
 		defer src.Close()
 	}
-	tgt, terr := open(flow.Target)
 	st.TargetErr = terr
 	if tgt != nil {
 		defer tgt.Close()

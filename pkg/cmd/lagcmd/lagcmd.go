@@ -135,10 +135,8 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		for _, v := range viol {
 			fmt.Fprintf(io.ErrOut, "kmm: over threshold: %s\n", v)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(o.Interval):
+		if err := io.Wait(ctx, o.Interval, "next refresh"); err != nil {
+			return err // Ctrl-C: exit 130
 		}
 	}
 }

@@ -96,6 +96,9 @@ func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
 	var reps []health.Report
 	var bad []string
 	sts := snapshot.Status(ctx, f.Clusters, flows)
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: exit 130, no half-collected table
+	}
 	if o.Endpoint != "" {
 		names := make([]string, len(sts))
 		for i, st := range sts {
@@ -117,10 +120,24 @@ func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
 	if err := render(f.IO, o.Output, reps, now); err != nil {
 		return err
 	}
+	if allUnreachable(sts) {
+		return kerr.WithHint(kerr.New(kerr.Unreachable, "no cluster of the file answered"),
+			"check bootstrap.servers, the network path and the security settings (kmm config explain FILE bootstrap.servers 'security.*')")
+	}
 	if len(bad) > 0 {
 		return kerr.New(kerr.CheckFailed, "not OK: %s", strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// allUnreachable reports whether no cluster of any flow answered (exit 4 rather than 3).
+func allUnreachable(sts []health.FlowStatus) bool {
+	for _, st := range sts {
+		if st.SourceErr == nil || st.TargetErr == nil {
+			return false
+		}
+	}
+	return len(sts) > 0
 }
 
 func render(io *iostreams.IOStreams, out string, reps []health.Report, now time.Time) error {

@@ -1,0 +1,49 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/iostreams"
+)
+
+// TestInterruptExits130 cancels the context (what SIGINT does through app.Main) while the
+// command waits for unreachable clusters: it ends within a second with exit 130.
+func TestInterruptExits130(t *testing.T) {
+	f := unreachableFile(t)
+	for _, args := range [][]string{
+		{"status", f},
+		{"lag", f},
+		{"translate-offsets", f},
+		{"lag", f, "--watch", "--interval", "1h"},
+	} {
+		io, _, out, errOut := iostreams.Test()
+		ctx, cancel := context.WithCancel(context.Background())
+		timer := time.AfterFunc(500*time.Millisecond, cancel)
+		start := time.Now()
+		code := Run(ctx, append([]string{"kmm"}, args...), io)
+		took := time.Since(start)
+		timer.Stop()
+		cancel()
+		if code != 130 || took > 1500*time.Millisecond {
+			t.Errorf("%v: exit %d after %s (want 130 within 1s of the interrupt)\nstdout %q\nstderr %q", args[:1], code, took, out, errOut)
+		}
+	}
+}
+
+// TestStatusAllUnreachable: every cluster refuses connections: status checks them in parallel,
+// exits 4 (not 3) within one connection timeout, and names the cause librdkafka saw.
+func TestStatusAllUnreachable(t *testing.T) {
+	f := unreachableFile(t)
+	start := time.Now()
+	code, out, errOut := run("status", f)
+	took := time.Since(start)
+	if code != 4 || took > 15*time.Second {
+		t.Errorf("exit %d after %s, want 4 within 15s\nstdout %s\nstderr %s", code, took, out, errOut)
+	}
+	if !strings.Contains(out, "Connection refused") {
+		t.Errorf("the reasons do not name the cause librdkafka saw:\n%s", out)
+	}
+}
