@@ -8,11 +8,14 @@ package configcmd
 
 import (
 	"context"
+	"fmt"
+	stdio "io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/mm2conf/clientconf"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
@@ -123,7 +126,9 @@ func RunCheck(o *CheckOptions, f *cmdutil.Factory) error {
 		err = RenderJSON(io.Out, rep)
 	} else {
 		err = RenderCheckText(io.Out, rep)
-		if err == nil && len(cfg.Diagnostics) > 0 {
+		// The report ends with the diagnostics; repeat them on stderr only when stdout is not
+		// the terminal (piped or redirected), so a terminal shows each once.
+		if err == nil && len(cfg.Diagnostics) > 0 && !io.IsStdoutTTY() {
 			err = cmdutil.RenderDiagnostics(io.ErrOut, cfg.Diagnostics)
 		}
 	}
@@ -166,7 +171,13 @@ func explainOptions(c *cli.Context) (*ExplainOptions, error) {
 // RunExplain runs `kmm config explain`.
 func RunExplain(o *ExplainOptions, f *cmdutil.Factory) error {
 	io := f.IO
-	cfg, loadErr := cmdutil.Load(o.File, io.ErrOut)
+	// The explain table ends with the diagnostics: on a terminal, do not print them twice.
+	topicMode := len(o.Topics) > 0 || len(o.Groups) > 0 || o.AllTopics
+	diagOut := stdio.Writer(io.ErrOut)
+	if o.Output != "json" && io.IsStdoutTTY() && !topicMode {
+		diagOut = stdio.Discard
+	}
+	cfg, loadErr := cmdutil.Load(o.File, diagOut)
 	if cfg == nil {
 		return loadErr
 	}
@@ -178,6 +189,9 @@ func RunExplain(o *ExplainOptions, f *cmdutil.Factory) error {
 	if err != nil {
 		return kerr.Wrap(kerr.Usage, err)
 	}
+	if err := checkSelection(io.ErrOut, cfg, o.Flow, o.Sections, o.Keys); err != nil {
+		return err
+	}
 	if o.Output == "json" {
 		err = RenderJSON(io.Out, rep)
 	} else {
@@ -187,4 +201,57 @@ func RunExplain(o *ExplainOptions, f *cmdutil.Factory) error {
 		return err
 	}
 	return loadErr
+}
+
+// checkSelection refuses --section names and KEY arguments that select nothing: a typo must
+// not look like "this setting is not set".
+func checkSelection(errOut stdio.Writer, cfg *mm2conf.Config, flow string, sections, keys []string) error {
+	if len(sections) == 0 && len(keys) == 0 {
+		return nil
+	}
+	all, err := mm2conf.NewExplainReport(cfg, mm2conf.ExplainOptions{Flow: flow})
+	if err != nil {
+		return kerr.Wrap(kerr.Usage, err)
+	}
+	known := map[string]bool{}
+	var names []string
+	for _, f := range all.Flows {
+		for _, s := range f.Sections {
+			n := strings.TrimSuffix(s.Name, " (librdkafka)")
+			if !known[n] {
+				known[n] = true
+				names = append(names, n)
+			}
+			known[s.Name] = true
+		}
+	}
+	for _, s := range sections {
+		if !known[s] {
+			return kerr.WithHint(kerr.New(kerr.Usage, "--section %q: no such section", s), "sections: "+strings.Join(names, ", "))
+		}
+	}
+	for _, k := range keys {
+		r, err := mm2conf.NewExplainReport(cfg, mm2conf.ExplainOptions{Flow: flow, Keys: []string{k}, Sections: sections})
+		if err != nil {
+			return kerr.Wrap(kerr.Usage, err)
+		}
+		n := 0
+		for _, f := range r.Flows {
+			for _, s := range f.Sections {
+				n += len(s.Entries)
+			}
+		}
+		if n > 0 {
+			continue
+		}
+		if strings.ContainsAny(k, "*?[") {
+			fmt.Fprintf(errOut, "kmm: no setting set matches %q\n", k)
+			continue
+		}
+		if _, known := clientconf.LookupRdkafka(k); !known {
+			return kerr.WithHint(kerr.New(kerr.Usage, "no setting matches %q", k), "KEY is a setting name or a glob, e.g. bootstrap.servers or 'ssl.*'; run without KEY to see every setting")
+		}
+		fmt.Fprintf(errOut, "kmm: %s is not set for the flows and roles shown\n", k)
+	}
+	return nil
 }

@@ -1,0 +1,79 @@
+package configcmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
+)
+
+func runConfig(t *testing.T, tty bool, args ...string) (string, string, error) {
+	t.Helper()
+	io, _, out, errOut := iostreams.Test()
+	if tty {
+		io.SetTTY(true, true, true)
+	}
+	app := &cli.App{Name: "kmm", Writer: io.Out, ErrWriter: io.ErrOut, Commands: []*cli.Command{Command(cmdutil.NewTestFactory(io, nil, time.Now))}, ExitErrHandler: func(*cli.Context, error) {}}
+	err := app.RunContext(context.Background(), append([]string{"kmm", "config"}, args...))
+	return out.String(), errOut.String(), err
+}
+
+func props(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "mm2.properties")
+	// One warning: a MirrorMaker 1 key.
+	if err := os.WriteFile(p, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\nA->B.topics.blacklist = x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// On a terminal each diagnostic appears once (the report shows them); piped, stderr repeats
+// them for the person watching.
+func TestDiagnosticsOnceOnATerminal(t *testing.T) {
+	f := props(t)
+	for _, sub := range []string{"check", "explain"} {
+		out, errOut, err := runConfig(t, true, sub, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(out+errOut, "topics.blacklist"); n != 1 && sub == "check" {
+			t.Errorf("%s on a terminal: the warning appears %d times:\n%s\n---\n%s", sub, n, out, errOut)
+		}
+		if strings.Contains(errOut, "topics.blacklist") {
+			t.Errorf("%s on a terminal: diagnostics repeated on stderr:\n%s", sub, errOut)
+		}
+		_, errOut, _ = runConfig(t, false, sub, f)
+		if !strings.Contains(errOut, "topics.blacklist") {
+			t.Errorf("%s piped: no diagnostics on stderr", sub)
+		}
+	}
+}
+
+func TestExplainRefusesUnknownSectionsAndKeys(t *testing.T) {
+	f := props(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explain", "--section", "nonsense", f}, `--section "nonsense": no such section`},
+		{[]string{"explain", f, "no.such.key"}, `no setting matches "no.such.key"`},
+	} {
+		_, _, err := runConfig(t, false, c.args...)
+		if err == nil || kerr.KindOf(err) != kerr.Usage || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want usage error %q", c.args, err, c.want)
+		}
+	}
+	for _, args := range [][]string{{"explain", "--section", "connector", f}, {"explain", f, "bootstrap.servers"}, {"explain", "--section", "source-consumer", f, "ssl.*"}} {
+		if _, _, err := runConfig(t, false, args...); err != nil {
+			t.Errorf("%v: valid selection refused: %v", args, err)
+		}
+	}
+}
