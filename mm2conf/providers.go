@@ -207,15 +207,15 @@ func (ps *providerSet) lookup(name, path string, hasPath bool, key string) (stri
 			return "", &problem{msg: fmt.Sprintf("%s: FileConfigProvider needs a path: ${%s:/path/to/file.properties:%s}", expr, name, key), hint: ""}
 		}
 		if !spec.pathAllowed(path) {
-			return "", &problem{msg: fmt.Sprintf("%s: path %s is outside allowed.paths", expr, path), hint: ""}
+			return "", &problem{msg: fmt.Sprintf("%s: path %s is outside allowed.paths", expr, path), hint: fmt.Sprintf("add its directory to config.providers.%s.param.allowed.paths, or move the file", name)}
 		}
 		data, err := ps.readPropsFile(path)
 		if err != "" {
-			return "", &problem{msg: fmt.Sprintf("%s: %s", expr, err), hint: ""}
+			return "", &problem{msg: fmt.Sprintf("%s: %s", expr, err), hint: fmt.Sprintf("create %s (key=value lines, readable by the user kmm runs as) or fix the path", path)}
 		}
 		v, ok := data[key]
 		if !ok {
-			return "", &problem{msg: fmt.Sprintf("%s: key %q not found in %s", expr, key, path), hint: ""}
+			return "", &problem{msg: fmt.Sprintf("%s: key %q not found in %s", expr, key, path), hint: fmt.Sprintf("add a line %s=... to %s, or fix the key in the reference", key, path)}
 		}
 		return v, nil
 	case EnvVarConfigProviderClass:
@@ -223,11 +223,11 @@ func (ps *providerSet) lookup(name, path string, hasPath bool, key string) (stri
 			return "", &problem{msg: fmt.Sprintf("%s: Path is not supported for EnvVarConfigProvider, invalid value '%s'", expr, path), hint: fmt.Sprintf("write ${%s:%s}", name, key)}
 		}
 		if spec.envAllow != nil && !spec.envAllow(key) {
-			return "", &problem{msg: fmt.Sprintf("%s: environment variable %s does not match the provider's allowlist.pattern", expr, key), hint: ""}
+			return "", &problem{msg: fmt.Sprintf("%s: environment variable %s does not match the provider's allowlist.pattern", expr, key), hint: fmt.Sprintf("widen config.providers.%s.param.allowlist.pattern or use another variable", name)}
 		}
 		v, ok := ps.env(key)
 		if !ok {
-			return "", &problem{msg: fmt.Sprintf("%s: environment variable %s is not set", expr, key), hint: ""}
+			return "", &problem{msg: fmt.Sprintf("%s: environment variable %s is not set", expr, key), hint: fmt.Sprintf("set %s in the environment kmm runs in (a service: Environment= or EnvironmentFile= in its unit), then run the command again", key)}
 		}
 		return v, nil
 	case DirectoryConfigProviderClass:
