@@ -92,16 +92,18 @@ func Run(ctx context.Context, args []string, io *iostreams.IOStreams) int {
 // interrupted is how Ctrl-C reaches every command: the signal cancels the context the command
 // runs under (c.Context); whatever the interrupted command then returns (a cancelled call, a
 // timeout, a half-read snapshot) ends as exit 130. A command that finishes its work cleanly
-// after a signal (replicate's drain) returns nil and exits 0; usage errors stay exit 2.
+// after a signal (replicate's drain) returns nil and exits 0; usage errors stay exit 2, and an
+// incomplete stop (kerr.Incomplete) stays exit 5.
 func interrupted(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
 	switch kerr.KindOf(err) {
-	case kerr.Usage, kerr.Interrupted:
-		return err
+	case kerr.Failure, kerr.Unreachable, kerr.CheckFailed:
+		// what an interrupted wait or a half-collected snapshot looks like
+		return kerr.New(kerr.Interrupted, "interrupted")
 	}
-	return kerr.New(kerr.Interrupted, "interrupted")
+	return err // usage errors stay 2; replicate's bounded stop keeps its own outcome (5)
 }
 
 func printError(io *iostreams.IOStreams, err error) {

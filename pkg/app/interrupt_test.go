@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
 // TestInterruptExits130 cancels the context (what SIGINT does through app.Main) while the
@@ -45,5 +46,22 @@ func TestStatusAllUnreachable(t *testing.T) {
 	}
 	if !strings.Contains(out, "Connection refused") {
 		t.Errorf("the reasons do not name the cause librdkafka saw:\n%s", out)
+	}
+}
+
+// After an interrupt, failures become 130, but a command's own outcome of the stop stays.
+func TestInterruptedKeepsOwnOutcomes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for err, want := range map[error]int{
+		kerr.New(kerr.Failure, "x"): 130, kerr.New(kerr.Unreachable, "x"): 130, kerr.New(kerr.CheckFailed, "x"): 130,
+		kerr.New(kerr.Usage, "x"): 2, kerr.New(kerr.Incomplete, "x"): 5, kerr.New(kerr.Interrupted, "x"): 130,
+	} {
+		if got := ExitCode(interrupted(ctx, err)); got != want {
+			t.Errorf("%v (%v): exit %d, want %d", err, kerr.KindOf(err), got, want)
+		}
+	}
+	if got := ExitCode(interrupted(context.Background(), kerr.New(kerr.Failure, "x"))); got != 1 {
+		t.Errorf("no interrupt: exit %d, want 1", got)
 	}
 }
