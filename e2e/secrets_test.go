@@ -46,7 +46,7 @@ var secretRuns = map[string][][]string{
 	// Not implemented yet: add their plan, --dry-run, --yes and report runs when they land.
 	"failover":   {{"failover", "FILE"}, {"failover", "FILE", "--help"}},
 	"failback":   {{"failback", "FILE"}, {"failback", "FILE", "--help"}},
-	"verify":     {{"verify", "FILE"}, {"verify", "FILE", "--help"}},
+	"verify":     {{"verify", "FILE"}, {"verify", "FILE", "-o", "json"}, {"verify", "FILE", "--level", "sample", "-o", "json"}},
 	"help":       {{"help", "config", "explain"}},
 	"completion": {{"completion", "bash"}},
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/verify"
 )
@@ -200,9 +201,9 @@ func (p *logProgress) print(final bool) {
 	}
 	switch {
 	case p.tty && !final:
-		fmt.Fprintf(p.w, "\r%s\033[K", line)
+		fmt.Fprint(p.w, iostreams.EraseLine+line)
 	case p.tty:
-		fmt.Fprintf(p.w, "\r%s\033[K\n", line)
+		fmt.Fprint(p.w, iostreams.EraseLine+line+"\n")
 	default:
 		fmt.Fprintln(p.w, line)
 	}
