@@ -319,14 +319,22 @@ func (s *Server) handleConnectorOffsets(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	out := connectorOffsets{Offsets: []offsetEntry{}}
+	// ?acknowledged=true (a kmm extension, same shape): the last source offset the target has
+	// acknowledged per partition, which may be ahead of the stored (flushed) one. kmm lag and
+	// failover read it as the live replicated position.
+	acked := r.URL.Query().Get("acknowledged") == "true"
 	if c.kind == SourceConnector {
 		for _, p := range c.flow.Partitions {
-			if p.Stored < 0 {
+			off := p.Stored
+			if acked {
+				off = p.Acked
+			}
+			if off < 0 {
 				continue
 			}
 			out.Offsets = append(out.Offsets, offsetEntry{
 				Partition: map[string]any{"cluster": c.flow.Source, "partition": p.Partition, "topic": p.Topic},
-				Offset:    map[string]any{"offset": p.Stored}})
+				Offset:    map[string]any{"offset": off}})
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

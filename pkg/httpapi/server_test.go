@@ -139,6 +139,7 @@ func TestConnectGolden(t *testing.T) {
 		{"flow_heartbeat_only_connectors", "/B/A/connectors?expand=status"},
 		{"flow_unknown", "/X/Y/connectors"},
 		{"source_offsets", "/connectors/A->B.MirrorSourceConnector/offsets"},
+		{"source_offsets_acknowledged", "/connectors/A->B.MirrorSourceConnector/offsets?acknowledged=true"},
 		{"heartbeat_offsets", "/connectors/A->B.MirrorHeartbeatConnector/offsets"},
 		{"unknown_path", "/connectors/A->B.MirrorSourceConnector/topics"},
 	} {

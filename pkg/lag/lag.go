@@ -18,6 +18,8 @@ type PartitionInput struct {
 	SourceStart int64 // log start offset on S
 	SourceEnd   int64 // end offset (high watermark) on S
 	Stored      int64 // last replicated offset stored on T (mm2-offsets), -1 when none
+	// Position is the replicated position from ReplicatedPosition; nil: from Stored alone.
+	Position *Position
 	// OldestUnreplicatedMs is the timestamp of the record at the next offset to replicate, 0
 	// when unknown or when nothing is unreplicated.
 	OldestUnreplicatedMs int64
@@ -25,15 +27,25 @@ type PartitionInput struct {
 
 // PartitionLag is one row of `kmm lag`.
 type PartitionLag struct {
-	Flow        string  `json:"flow"`
-	Topic       string  `json:"topic"`
-	RemoteTopic string  `json:"remote_topic"`
-	Partition   int32   `json:"partition"`
-	SourceEnd   int64   `json:"source_end_offset"`
-	Next        int64   `json:"next_offset"` // next source offset to replicate
-	LagRecords  int64   `json:"lag_records"`
-	LagSeconds  float64 `json:"lag_seconds"` // age of the oldest unreplicated record
-	Started     bool    `json:"started"`     // a position is stored on T
+	Flow        string `json:"flow"`
+	Topic       string `json:"topic"`
+	RemoteTopic string `json:"remote_topic"`
+	Partition   int32  `json:"partition"`
+	SourceEnd   int64  `json:"source_end_offset"`
+	Next        int64  `json:"next_offset"` // next source offset not known to be on the target
+	// NextMax is the furthest the true next offset can be (== Next when Exact).
+	NextMax    int64   `json:"next_offset_max"`
+	LagRecords int64   `json:"lag_records"`
+	LagSeconds float64 `json:"lag_seconds"` // age of the oldest unreplicated record
+	Started    bool    `json:"started"`     // a record of the partition is on T (or a position is stored)
+	// LagRecordsMin is the smallest the lag can be when the position is an estimate (==
+	// LagRecords when exact): LagRecords records are not known to be on T, at least
+	// LagRecordsMin are not.
+	LagRecordsMin int64 `json:"lag_records_min"`
+	// Exact, PositionSource and AsOf say how the position (Next) is known: see ReplicatedPosition.
+	Exact          bool      `json:"exact"`
+	PositionSource string    `json:"position_source"`
+	AsOf           time.Time `json:"as_of"`
 	// LostToRetention counts records that were deleted on S before they were replicated
 	// (the stored position is behind the log start): they cannot be recovered.
 	LostToRetention int64 `json:"lost_to_retention"`
@@ -52,9 +64,18 @@ func Next(in PartitionInput) int64 {
 func Compute(ins []PartitionInput, now time.Time) []PartitionLag {
 	out := make([]PartitionLag, 0, len(ins))
 	for _, in := range ins {
-		next := Next(in)
+		pos := in.Position
+		if pos == nil {
+			pi := PositionInput{SourceStart: in.SourceStart, SourceEnd: in.SourceEnd, TargetEnd: -1}
+			if in.Stored >= 0 {
+				pi.Stored = &Observed{Next: in.Stored + 1}
+			}
+			p := ReplicatedPosition(pi)
+			pos = &p
+		}
+		next := pos.Next
 		r := PartitionLag{Flow: in.Flow, Topic: in.Topic, RemoteTopic: in.RemoteTopic, Partition: in.Partition,
-			SourceEnd: in.SourceEnd, Next: next, Started: in.Stored >= 0}
+			SourceEnd: in.SourceEnd, Next: next, NextMax: max(pos.Max, next), Started: pos.OnTarget, Exact: pos.Exact, PositionSource: pos.Source, AsOf: pos.AsOf}
 		from := next
 		if from < in.SourceStart {
 			r.LostToRetention = in.SourceStart - from
@@ -62,6 +83,10 @@ func Compute(ins []PartitionInput, now time.Time) []PartitionLag {
 		}
 		if in.SourceEnd > from {
 			r.LagRecords = in.SourceEnd - from
+			r.LagRecordsMin = r.LagRecords
+			if pos.Max >= from {
+				r.LagRecordsMin = max(0, in.SourceEnd-pos.Max)
+			}
 			if in.OldestUnreplicatedMs > 0 {
 				r.LagSeconds = max(0, float64(now.UnixMilli()-in.OldestUnreplicatedMs)/1000)
 			}
@@ -115,7 +140,8 @@ type GroupInput struct {
 	Partition   int32
 	Committed   int64 // committed offset on S (-1 none)
 	SourceEnd   int64 // end offset on S (-1 unknown)
-	Next        int64 // next source offset to replicate (-1 unknown)
+	Next        int64 // next source offset not known to be on T (-1 unknown)
+	NextMax     int64 // the furthest the true next offset can be (-1 unknown: Next)
 	Translated  int64 // the group's translated offset on T (-1 none)
 	TargetEnd   int64 // end offset of the remote partition (-1 unknown)
 	Bound       int64 // records the translated offset may re-deliver (-1 unknown)
@@ -134,6 +160,8 @@ type GroupLag struct {
 	// records it has not read yet that are not on the target (lost if the source is lost).
 	WouldReread int64 `json:"failover_would_reread"` // -1 unknown
 	CouldMiss   int64 `json:"failover_could_miss"`   // -1 unknown
+	// CouldMissMin is the least it can be when the replicated position is an estimate.
+	CouldMissMin int64 `json:"failover_could_miss_min"`
 }
 
 // ComputeGroups turns group inputs into rows, worst first.
@@ -141,7 +169,7 @@ func ComputeGroups(ins []GroupInput) []GroupLag {
 	out := make([]GroupLag, 0, len(ins))
 	for _, in := range ins {
 		r := GroupLag{Flow: in.Flow, Group: in.Group, Topic: in.Topic, RemoteTopic: in.RemoteTopic, Partition: in.Partition,
-			LagOnSource: -1, LagOnTarget: -1, WouldReread: in.Bound, CouldMiss: -1}
+			LagOnSource: -1, LagOnTarget: -1, WouldReread: in.Bound, CouldMiss: -1, CouldMissMin: -1}
 		if in.SourceEnd >= 0 && in.Committed >= 0 {
 			r.LagOnSource = max(0, in.SourceEnd-in.Committed)
 		}
@@ -154,6 +182,10 @@ func ComputeGroups(ins []GroupInput) []GroupLag {
 		if in.SourceEnd >= 0 && in.Next >= 0 {
 			from := max(in.Next, in.Committed)
 			r.CouldMiss = max(0, in.SourceEnd-from)
+			r.CouldMissMin = r.CouldMiss
+			if in.NextMax > in.Next {
+				r.CouldMissMin = max(0, in.SourceEnd-max(in.NextMax, in.Committed))
+			}
 		}
 		out = append(out, r)
 	}

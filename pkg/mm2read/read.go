@@ -74,12 +74,31 @@ func LoadCheckpoints(ctx context.Context, c cluster.Cluster, topic string, s *ch
 // ReadSourcePositions reads MM2's Connect offsets topic on cluster a and returns, for source
 // cluster alias, the last replicated offset per source topic-partition.
 func ReadSourcePositions(ctx context.Context, a cluster.Cluster, topic, alias string) (map[cluster.TP]int64, error) {
+	at, err := ReadSourcePositionsAt(ctx, a, topic, alias)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[cluster.TP]int64, len(at))
+	for tp, p := range at {
+		out[tp] = p.Offset
+	}
+	return out, nil
+}
+
+// StoredPosition is a last replicated offset and the timestamp of the record that stored it.
+type StoredPosition struct {
+	Offset int64
+	At     time.Time
+}
+
+// ReadSourcePositionsAt is ReadSourcePositions with the time each position was stored.
+func ReadSourcePositionsAt(ctx context.Context, a cluster.Cluster, topic, alias string) (map[cluster.TP]StoredPosition, error) {
 	ts, err := a.ListTopics(ctx)
 	if err != nil {
 		return nil, err
 	}
 	n := ts[topic].Partitions
-	out := map[cluster.TP]int64{}
+	out := map[cluster.TP]StoredPosition{}
 	if n == 0 {
 		return out, nil
 	}
@@ -143,7 +162,7 @@ func ReadSourcePositions(ctx context.Context, a cluster.Cluster, topic, alias st
 			if err != nil || !ok {
 				continue
 			}
-			out[src] = off
+			out[src] = StoredPosition{Offset: off, At: r.Timestamp}
 		}
 	}
 	return out, nil

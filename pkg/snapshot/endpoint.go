@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/health"
+	"github.com/kmmproject/kmm/pkg/lag"
 )
 
 // Endpoint reads GET <url>/connectors?expand=status of a running `kmm replicate --listen` (Kafka
@@ -60,6 +63,51 @@ func Endpoint(ctx context.Context, url string, flows []string) map[string]*healt
 				e.Trace[simple] = c.Status.Connector.Trace
 			}
 		}
+	}
+	return out
+}
+
+// LivePositions asks a running `kmm replicate --listen` at url for the positions it has
+// acknowledged on flow f's target (GET /connectors/<S->T>.MirrorSourceConnector/offsets?acknowledged=true)
+// and returns them as next offsets observed now. It returns nil when the endpoint does not answer
+// or does not run the flow: the caller falls back to what is stored on the target.
+func LivePositions(ctx context.Context, url string, f *flow.Flow, now time.Time) map[cluster.TP]lag.Observed {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	u := strings.TrimRight(url, "/") + "/connectors/" + f.Name() + ".MirrorSourceConnector/offsets?acknowledged=true"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	var body struct {
+		Offsets []struct {
+			Partition struct {
+				Cluster   string `json:"cluster"`
+				Topic     string `json:"topic"`
+				Partition int32  `json:"partition"`
+			} `json:"partition"`
+			Offset struct {
+				Offset int64 `json:"offset"`
+			} `json:"offset"`
+		} `json:"offsets"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil
+	}
+	out := map[cluster.TP]lag.Observed{}
+	for _, o := range body.Offsets {
+		if o.Partition.Cluster != f.Source {
+			continue
+		}
+		out[cluster.TP{Topic: o.Partition.Topic, Partition: o.Partition.Partition}] = lag.Observed{Next: o.Offset.Offset + 1, At: now}
 	}
 	return out
 }

@@ -20,9 +20,19 @@ import (
 	"github.com/kmmproject/kmm/pkg/mm2read"
 )
 
-// Lag reads, per flow, the selected source partitions' offsets and the positions stored on
-// the target, and the timestamps of the oldest unreplicated records.
+// Lag reads, per flow, the selected source partitions' offsets and their replicated positions
+// (Positions: the best evidence on the target), and the timestamps of the oldest unreplicated
+// records.
 func Lag(ctx context.Context, open cluster.Opener, flows []*flow.Flow, topics []string) ([]lag.PartitionLag, error) {
+	return LagLive(ctx, open, flows, topics, nil)
+}
+
+// LiveFunc returns the live positions of a flow's partitions from a running replicator (nil
+// when it has none).
+type LiveFunc func(f *flow.Flow) map[cluster.TP]lag.Observed
+
+// LagLive is Lag with live positions from a running replicator when live gives them.
+func LagLive(ctx context.Context, open cluster.Opener, flows []*flow.Flow, topics []string, live LiveFunc) ([]lag.PartitionLag, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	var ins []lag.PartitionInput
@@ -67,20 +77,28 @@ func Lag(ctx context.Context, open cluster.Opener, flows []*flow.Flow, topics []
 		if err != nil {
 			return nil, err
 		}
-		stored, err := mm2read.ReadSourcePositions(ctx, tgt, f.OffsetsTopic, f.SourceAlias)
+		q := PositionQuery{Flow: f, Source: src, Target: tgt, TPs: tps, SourceStarts: map[cluster.TP]int64{}, SourceEnds: map[cluster.TP]int64{}}
+		for _, tp := range tps {
+			q.SourceStarts[tp], q.SourceEnds[tp] = starts[tp].Offset, ends[tp].Offset
+		}
+		if live != nil {
+			q.Live = live(f)
+		}
+		pos, err := Positions(ctx, q)
 		if err != nil {
 			return nil, err
 		}
 		need := map[cluster.TP]int64{}
 		var flowIns []lag.PartitionInput
 		for _, tp := range tps {
-			st, ok := stored[tp]
-			if !ok {
-				st = -1
+			p := pos[tp].Position
+			st := int64(-1)
+			if s := pos[tp].Input.Stored; s != nil {
+				st = s.Next - 1
 			}
 			in := lag.PartitionInput{Flow: f.Name(), Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic), Partition: tp.Partition,
-				SourceStart: starts[tp].Offset, SourceEnd: ends[tp].Offset, Stored: st}
-			if next := max(lag.Next(in), in.SourceStart); next < in.SourceEnd {
+				SourceStart: starts[tp].Offset, SourceEnd: ends[tp].Offset, Stored: st, Position: &p}
+			if next := max(p.Next, in.SourceStart); next < in.SourceEnd {
 				need[tp] = next
 			}
 			flowIns = append(flowIns, in)
@@ -129,20 +147,25 @@ func oldestTimestamps(ctx context.Context, src cluster.Cluster, at map[cluster.T
 // Flows are collected in parallel (and each flow's two clusters too), so unreachable clusters
 // cost one connection timeout, not one per cluster.
 func Status(ctx context.Context, open cluster.Opener, flows []*flow.Flow) []health.FlowStatus {
+	return StatusLive(ctx, open, flows, nil)
+}
+
+// StatusLive is Status with live positions from a running replicator when live gives them.
+func StatusLive(ctx context.Context, open cluster.Opener, flows []*flow.Flow, live LiveFunc) []health.FlowStatus {
 	out := make([]health.FlowStatus, len(flows))
 	var wg sync.WaitGroup
 	for i, f := range flows {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = flowStatus(ctx, open, f)
+			out[i] = flowStatus(ctx, open, f, live)
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow) health.FlowStatus {
+func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow, live LiveFunc) health.FlowStatus {
 	st := health.FlowStatus{Flow: f.Name(), Source: f.Source, Target: f.Target, SourceBoot: f.SourceBootstrap, TargetBoot: f.TargetBootstrap,
 		Enabled: f.Enabled, Heartbeats: f.EmitHeartbeats, HeartbeatInterval: f.HeartbeatInterval, FlushInterval: f.OffsetFlushInterval,
 		Checkpoints: f.Enabled && f.EmitCheckpoints, GroupSync: f.Enabled && f.EmitCheckpoints && f.SyncGroupOffsets}
@@ -205,7 +228,7 @@ func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow) health
 				}
 			}
 		}
-		if rows, err := Lag(ctx, opener, []*flow.Flow{f}, nil); err == nil {
+		if rows, err := LagLive(ctx, opener, []*flow.Flow{f}, nil, live); err == nil {
 			st.Lag = rows
 		}
 	}

@@ -150,9 +150,9 @@ func GroupLag(ctx context.Context, open cluster.Opener, f *flow.Flow, groups []s
 			}
 			seen[tp] = true
 			gi := lag.GroupInput{Flow: f.Name(), Group: g.Group, Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic),
-				Partition: tp.Partition, Committed: committed, SourceEnd: -1, Next: -1, Translated: -1, TargetEnd: -1, Bound: -1}
+				Partition: tp.Partition, Committed: committed, SourceEnd: -1, Next: -1, NextMax: -1, Translated: -1, TargetEnd: -1, Bound: -1}
 			if p, ok := byTP[tp]; ok {
-				gi.SourceEnd, gi.Next = p.SourceEnd, p.Next
+				gi.SourceEnd, gi.Next, gi.NextMax = p.SourceEnd, p.Next, p.NextMax
 			}
 			if r, ok := translated[tp]; ok {
 				gi.Translated, gi.Bound, gi.RemoteTopic = r.TargetOffset, r.Bound, r.TargetTopic

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/iostreams"
@@ -35,6 +36,8 @@ type Options struct {
 	Thresholds lag.Thresholds
 	Watch      bool
 	Interval   time.Duration
+	// Endpoint is a running `kmm replicate --listen` URL to take live positions from.
+	Endpoint string
 }
 
 // Validate returns a usage error (exit 2) for bad flag values, before the file is read.
@@ -57,7 +60,11 @@ func Command(f *cmdutil.Factory) *cli.Command {
 		Usage:     "show replication lag per partition (records and time); thresholds make it a check",
 		ArgsUsage: "mirror-maker.properties",
 		Description: `Per source partition of every enabled flow: records not yet on the target and the age of the
-oldest of them, from the source offsets and the resume positions stored on the target. With
+oldest of them. The replicated position is the best truth available, newest first: the live
+position of a running replicate (--endpoint), else the further of the progress stored on the
+target and the newest offset sync mapped through the target's end offset (checked by comparing
+the last record on the target with the source's), else the stored progress. SOURCE and AS OF
+say which and how old; an estimate shows its range (LAG 0..40). With
 --group, each group's lag on both sides and what a failover now would cost. --max-lag and
 --max-lag-time exit 3 when exceeded.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
@@ -65,6 +72,7 @@ oldest of them, from the source offsets and the resume positions stored on the t
 			&cli.StringSliceFlag{Name: "group", Usage: "also show these consumer `GROUP`s: lag on both sides and what a failover now would cost"},
 			&cli.Int64Flag{Name: "max-lag", Usage: "exit 3 when a partition is more than `N` records behind (0 = off)"},
 			&cli.DurationFlag{Name: "max-lag-time", Usage: "exit 3 when a partition's oldest unreplicated record is older than `DURATION` (0 = off)"},
+			&cli.StringFlag{Name: "endpoint", Usage: "take live replicated positions from a running 'kmm replicate --listen' at this `URL` (e.g. http://127.0.0.1:8083)"},
 			&cli.BoolFlag{Name: "watch", Usage: "repeat every --interval (redraw on a terminal, NDJSON otherwise)"},
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "refresh `INTERVAL` of --watch"},
 		)...),
@@ -79,13 +87,14 @@ oldest of them, from the source offsets and the resume positions stored on the t
 			}
 			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Topics: c.StringSlice("topic"),
 				Groups: c.StringSlice("group"), Thresholds: lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")},
-				Watch: c.Bool("watch"), Interval: c.Duration("interval")}, f)
+				Watch: c.Bool("watch"), Interval: c.Duration("interval"), Endpoint: c.String("endpoint")}, f)
 		},
 	},
 		cmdutil.Example{What: "records and time not yet replicated, per partition", Cmd: "kmm lag mirror-maker.properties"},
 		cmdutil.Example{What: "as a check: exit 3 when a partition is 10000 records or 1 minute behind", Cmd: "kmm lag mirror-maker.properties --flow 'A->B' --max-lag 10000 --max-lag-time 1m"},
 		cmdutil.Example{What: "what a failover now would cost group billing", Cmd: "kmm lag mirror-maker.properties --group billing -o json"},
 		cmdutil.Example{What: "refresh every 2 seconds until Ctrl-C", Cmd: "kmm lag mirror-maker.properties --watch --interval 2s"},
+		cmdutil.Example{What: "live positions from a running replicate --listen", Cmd: "kmm lag mirror-maker.properties --endpoint http://127.0.0.1:8083"},
 	)
 }
 
@@ -105,7 +114,13 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	}
 	th, topics := o.Thresholds, o.Topics
 	for {
-		rows, err := snapshot.Lag(ctx, fac.Clusters, flows, topics)
+		var live snapshot.LiveFunc
+		if o.Endpoint != "" {
+			live = func(f *flow.Flow) map[cluster.TP]lag.Observed {
+				return snapshot.LivePositions(ctx, o.Endpoint, f, fac.Clock())
+			}
+		}
+		rows, err := snapshot.LagLive(ctx, fac.Clusters, flows, topics, live)
 		if err != nil {
 			return err
 		}
@@ -162,7 +177,7 @@ func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups
 		fmt.Fprintf(io.Out, "kmm lag  %s\n\n", now.Format("15:04:05"))
 	}
 	over := func(r lag.PartitionLag) bool { return len(lag.Violations([]lag.PartitionLag{r}, th)) > 0 }
-	if err := table(io.Out, rows, over, io.Palette()); err != nil {
+	if err := table(io.Out, rows, over, io.Palette(), now); err != nil {
 		return err
 	}
 	if len(groups) == 0 {
@@ -177,14 +192,19 @@ func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups
 	}
 	var cells [][]string
 	for _, g := range groups {
-		cells = append(cells, []string{g.Flow, g.Group, g.Topic, fmt.Sprint(g.Partition), num(g.LagOnSource), num(g.LagOnTarget), num(g.WouldReread), num(g.CouldMiss)})
+		miss := num(g.CouldMiss)
+		if g.CouldMissMin >= 0 && g.CouldMissMin < g.CouldMiss {
+			miss = fmt.Sprintf("%d..%d", g.CouldMissMin, g.CouldMiss)
+		}
+		cells = append(cells, []string{g.Flow, g.Group, g.Topic, fmt.Sprint(g.Partition), num(g.LagOnSource), num(g.LagOnTarget), num(g.WouldReread), miss})
 	}
 	return output.Table(io.Out, []string{"FLOW", "GROUP", "TOPIC", "PARTITION", "LAG ON SOURCE", "LAG ON TARGET", "FAILOVER NOW: RE-READ", "FAILOVER NOW: COULD MISS"}, cells)
 }
 
 // table renders the partition rows (sorted by lag, largest first); with colour, rows over a
-// threshold are red (the NOTE column says so too: colour is never the only signal).
-func table(w io.Writer, rows []lag.PartitionLag, over func(lag.PartitionLag) bool, pal iostreams.Palette) error {
+// threshold are red (the NOTE column says so too: colour is never the only signal). SOURCE and
+// AS OF say how each position is known; an estimated lag shows its range ("0..40" records).
+func table(w io.Writer, rows []lag.PartitionLag, over func(lag.PartitionLag) bool, pal iostreams.Palette, now time.Time) error {
 	var cells [][]string
 	for _, r := range rows {
 		age := ""
@@ -195,16 +215,36 @@ func table(w io.Writer, rows []lag.PartitionLag, over func(lag.PartitionLag) boo
 		switch {
 		case r.LostToRetention > 0:
 			note = fmt.Sprintf("%d records deleted on the source before replication", r.LostToRetention)
-		case !r.Started:
+		case !r.Started && r.LagRecords > 0:
 			note = "not replicated yet"
 		}
-		lagCell := fmt.Sprint(r.LagRecords)
+		lagCell := LagCell(r)
 		if over(r) {
 			note = strings.TrimPrefix(note+"; over threshold", "; ")
 			lagCell = pal.Fail(lagCell)
 		}
 		cells = append(cells, []string{r.Flow, r.Topic, fmt.Sprint(r.Partition), r.RemoteTopic, fmt.Sprint(r.SourceEnd), fmt.Sprint(r.Next),
-			lagCell, age, note})
+			lagCell, age, r.PositionSource, AsOf(r.AsOf, now), note})
 	}
-	return output.Table(w, []string{"FLOW", "TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "NEXT", "LAG", "LAG TIME", "NOTE"}, cells)
+	return output.Table(w, []string{"FLOW", "TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "NEXT", "LAG", "LAG TIME", "SOURCE", "AS OF", "NOTE"}, cells)
+}
+
+// LagCell is a row's lag: exact, or the range it lies in when the position is an estimate.
+func LagCell(r lag.PartitionLag) string {
+	if r.Exact || r.LagRecordsMin == r.LagRecords {
+		return fmt.Sprint(r.LagRecords)
+	}
+	return fmt.Sprintf("%d..%d", r.LagRecordsMin, r.LagRecords)
+}
+
+// AsOf is how old a position is ("now" under a second, "-" when unknown).
+func AsOf(at, now time.Time) string {
+	if at.IsZero() {
+		return "-"
+	}
+	d := now.Sub(at)
+	if d < time.Second {
+		return "now"
+	}
+	return d.Round(time.Second).String() + " ago"
 }

@@ -14,11 +14,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/health"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
@@ -57,7 +59,7 @@ Exit 3 when a flow is not OK.`,
 			&cli.DurationFlag{Name: "max-heartbeat-age", Usage: "heartbeats older than `AGE` make a flow DEGRADED (default max(1m, 10 × interval))"},
 			&cli.DurationFlag{Name: "max-progress-age", Usage: "no stored progress for `AGE` while records wait makes a flow DEGRADED (default max(2m, 10 × flush interval))"},
 			&cli.Int64Flag{Name: "max-lag", Usage: "more than `N` records waiting makes a flow DEGRADED (0 = off)"},
-			&cli.StringFlag{Name: "endpoint", Usage: "also ask a running 'kmm replicate --listen' at this `URL` (e.g. http://127.0.0.1:8083) how its flows run"},
+			&cli.StringFlag{Name: "endpoint", Usage: "also ask a running 'kmm replicate --listen' at this `URL` (e.g. http://127.0.0.1:8083) how its flows run, and take the replicated positions it has acknowledged"},
 			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "a group committing past checkpoints older than `AGE` makes a flow DEGRADED (default 2m)"},
 		)...),
 		Action: func(c *cli.Context) error {
@@ -95,7 +97,13 @@ func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
 	}
 	var reps []health.Report
 	var bad []string
-	sts := snapshot.Status(ctx, f.Clusters, flows)
+	var live snapshot.LiveFunc
+	if o.Endpoint != "" {
+		live = func(fl *flow.Flow) map[cluster.TP]lag.Observed {
+			return snapshot.LivePositions(ctx, o.Endpoint, fl, f.Clock())
+		}
+	}
+	sts := snapshot.StatusLive(ctx, f.Clusters, flows, live)
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: exit 130, no half-collected table
 	}
