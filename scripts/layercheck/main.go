@@ -41,7 +41,7 @@ var (
 	// interfaces, knows nothing of the command line.
 	domain = []string{m + "mm2conf/...", m + "pkg/flow", m + "pkg/cluster", m + "pkg/plan", m + "pkg/switchover", m + "pkg/snapshot",
 		m + "pkg/mm2read", m + "pkg/lag", m + "pkg/health", m + "pkg/checkpoint", m + "pkg/offsetsync", m + "pkg/policy",
-		m + "pkg/mm2wire", m + "pkg/consumeroffsets", m + "pkg/kerr", m + "pkg/verify"}
+		m + "pkg/mm2wire", m + "pkg/consumeroffsets", m + "pkg/kerr", m + "pkg/verify", m + "pkg/flowstate"}
 )
 
 // Rules is kmm's layering, in one table.
