@@ -28,9 +28,15 @@ type FlowStatus struct {
 	StoredParts       int       // partitions with a stored position on T
 	LastProgress      time.Time // newest resume-position record for this source on T
 	LastHeartbeat     time.Time // newest heartbeat (S,T) on T
-	Checkpoints       bool      // the flow emits checkpoints
-	GroupSync         bool      // sync.group.offsets.enabled
-	Groups            []GroupStatus
+	// DRState is the flow's state in __kmm_state (REPLICATING, FAILING_OVER, FAILED_OVER,
+	// FAILING_BACK; "" when it could not be read), DRDetail says since when and by whom, and
+	// Replicators counts live replicator leases.
+	DRState     string
+	DRDetail    string
+	Replicators int
+	Checkpoints bool // the flow emits checkpoints
+	GroupSync   bool // sync.group.offsets.enabled
+	Groups      []GroupStatus
 	// Endpoint is what a running `kmm replicate --listen` (or a Connect REST API) says of the
 	// flow's connectors; nil when no endpoint was given.
 	Endpoint *EndpointStatus
@@ -85,9 +91,11 @@ type Report struct {
 	LagRecords      int64    `json:"lag_records"`
 	MaxLagSeconds   float64  `json:"max_lag_seconds"`
 	LostToRetention int64    `json:"lost_to_retention"`
-	HeartbeatAgeMs  int64    `json:"heartbeat_age_ms"`  // -1: none seen
-	ProgressAgeMs   int64    `json:"progress_age_ms"`   // -1: none stored
-	CheckpointAgeMs int64    `json:"checkpoint_age_ms"` // newest checkpoint of any group; -1: none
+	HeartbeatAgeMs  int64    `json:"heartbeat_age_ms"`   // -1: none seen
+	ProgressAgeMs   int64    `json:"progress_age_ms"`    // -1: none stored
+	CheckpointAgeMs int64    `json:"checkpoint_age_ms"`  // newest checkpoint of any group; -1: none
+	DRState         string   `json:"dr_state,omitempty"` // the flow's state in __kmm_state
+	Replicators     int      `json:"replicators_alive"`  // live `kmm replicate` leases of the flow
 }
 
 func age(now, t time.Time) int64 {
@@ -105,7 +113,8 @@ func human(ms int64) string {
 func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 	r := Report{Flow: s.Flow, State: OK, SourceReachable: s.SourceErr == nil, TargetReachable: s.TargetErr == nil,
 		TopicsMatched: len(s.SelectedTopics), TopicsMissing: len(s.MissingOnT), Partitions: len(s.Lag),
-		HeartbeatAgeMs: age(now, s.LastHeartbeat), ProgressAgeMs: age(now, s.LastProgress), CheckpointAgeMs: -1, Reasons: []string{}}
+		HeartbeatAgeMs: age(now, s.LastHeartbeat), ProgressAgeMs: age(now, s.LastProgress), CheckpointAgeMs: -1, Reasons: []string{},
+		DRState: s.DRState, Replicators: s.Replicators}
 	var newestCk time.Time
 	for _, g := range s.Groups {
 		if g.LastCheckpoint.After(newestCk) {
@@ -121,6 +130,9 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 	}
 	if s.TargetErr != nil {
 		worse(Down, "target cluster %s (%s) is unreachable: %v", s.Target, s.TargetBoot, s.TargetErr)
+	}
+	if s.DRState != "" && s.DRState != "REPLICATING" {
+		worse(Degraded, "flow is %s (%s): kmm replicate does not run it", s.DRState, s.DRDetail)
 	}
 	if ep := s.Endpoint; ep != nil {
 		if ep.Err != "" {

@@ -22,6 +22,7 @@ const (
 const (
 	StateRunning    = "RUNNING"
 	StateFailed     = "FAILED"
+	StatePaused     = "PAUSED"
 	StateUnassigned = "UNASSIGNED"
 )
 
@@ -102,6 +103,8 @@ func (c connector) state(now time.Time) (string, string) {
 	switch {
 	case f.Err != "":
 		return StateFailed, f.Err
+	case f.Paused != "":
+		return StatePaused, f.Paused
 	case !f.Running:
 		return StateUnassigned, ""
 	case c.kind == CheckpointConnector && !f.CheckpointsRunning:

@@ -30,6 +30,9 @@ type FlowStats struct {
 	Running bool
 	// Err is the error that stopped the flow ("" none).
 	Err string
+	// Paused says why the flow was stopped by its DR state (a failover marked it), "" if not:
+	// its connectors are PAUSED with this as their trace.
+	Paused string
 	// Tasks is the number of replication pipelines (tasks.max), at least 1 (flow.Validate clamps it).
 	Tasks int
 	// EmitHeartbeats: the flow writes heartbeats (MirrorHeartbeatConnector has a task).

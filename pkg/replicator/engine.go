@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/flow"
+	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/groupprobe"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -34,8 +36,11 @@ type Options struct {
 	// DownAfter and StallAfter are the outage thresholds (defaults DefaultDownAfter and
 	// DefaultStallAfter).
 	DownAfter, StallAfter time.Duration
-	// Force starts even while Apache MM2 runs the same flow (its Connect group has members).
+	// Force starts even while Apache MM2 runs the same flow (its Connect group has members),
+	// or while the flow's state (__kmm_state) says it is failed over.
 	Force bool
+	// Listen is the URL of the process's --listen endpoint, recorded in the flow's lease.
+	Listen string
 }
 
 // closeGrace is how long past ShutdownTimeout closing the clients may take before Run stops
@@ -52,6 +57,9 @@ type Replicator struct {
 
 // New prepares a replicator; Run starts it.
 func New(flows []*flow.Flow, opt Options) *Replicator { return &Replicator{flows: flows, opt: opt} }
+
+// SetListen records the --listen URL in the leases (call before Run).
+func (r *Replicator) SetListen(url string) { r.opt.Listen = url }
 
 // Stats returns a snapshot of every flow (empty before Run has set them up).
 func (r *Replicator) Stats() []FlowStats {
@@ -157,6 +165,12 @@ func (r *Replicator) Run(ctx context.Context) error {
 			go func(e *engine) {
 				defer wg.Done()
 				if err := e.loop(runCtx); err != nil {
+					if st, ok := isMarked(err); ok {
+						// Only this flow stops; the others go on, and the process stays up.
+						e.stopForState(st)
+						<-runCtx.Done()
+						return
+					}
 					e.failed.Store(&err)
 					errs <- err
 					cancel()
@@ -181,7 +195,14 @@ func (r *Replicator) Run(ctx context.Context) error {
 	var dwg sync.WaitGroup
 	for i, e := range engines {
 		dwg.Add(1)
-		go func(i int, e *engine) { defer dwg.Done(); results[i] = e.drain(begin, deadline) }(i, e)
+		go func(i int, e *engine) {
+			defer dwg.Done()
+			if e.stopped.Load() { // stopped by its state: drained and released already
+				return
+			}
+			results[i] = e.drain(begin, deadline)
+			e.state.release()
+		}(i, e)
 	}
 	dwg.Wait()
 	closeAll()
@@ -348,6 +369,15 @@ type engine struct {
 	lastWarn map[string]time.Time
 	gapTotal atomic.Int64
 	nextCop  int
+
+	state     *stateKeeper           // nil for heartbeats-only flows
+	endsAtMs  atomic.Int64           // when the source ends were last read (unix ms)
+	stopped   atomic.Bool            // stopped by its state (stopForState)
+	paused    atomic.Pointer[string] // why the flow was stopped by its state
+	closeOnce sync.Once
+	// closedByState: stopForState closed the heartbeater and the checkpointer.
+	closedByState bool
+	ckptStopped   atomic.Bool // the checkpointer was closed: offset syncs no longer feed it
 }
 
 func (e *engine) emit(ev Event) {
@@ -421,6 +451,9 @@ func (e *engine) start(ctx context.Context) error {
 	if err := e.checkMM2(ctx); err != nil {
 		return err
 	}
+	if e.state, err = newStateKeeper(ctx, e); err != nil {
+		return err
+	}
 	if e.progress, err = newProgressWriter(ctx, e); err != nil {
 		return err
 	}
@@ -473,13 +506,19 @@ func (e *engine) loop(ctx context.Context) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	now := time.Now()
-	next := struct{ refresh, configs, acls, flush, progress, ends, promote time.Time }{
+	next := struct{ refresh, configs, acls, flush, progress, ends, promote, lease time.Time }{
 		now.Add(f.RefreshTopicsInterval), now.Add(f.SyncConfigsInterval), now.Add(f.SyncACLsInterval),
-		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery), now, now.Add(f.SyncPromoteInterval)}
+		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery), now, now.Add(f.SyncPromoteInterval), now.Add(LeaseRefresh)}
+	var marked chan *flowstate.Flow // nil (never ready) for a flow without a state keeper
+	if e.state != nil {
+		marked = e.state.marked
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case st := <-marked:
+			return &errMarked{st: st}
 		case g := <-e.gaps:
 			e.checkGapNow(ctx, g)
 		case <-tick.C:
@@ -526,6 +565,12 @@ func (e *engine) loop(ctx context.Context) error {
 		if now.After(next.ends) && !srcDown {
 			e.refreshEnds(ctx)
 			next.ends = now.Add(5 * time.Second)
+		}
+		if e.state != nil && now.After(next.lease) {
+			if err := e.state.refresh(ctx); err != nil && ctx.Err() == nil {
+				e.warnLimited("lease", err, fmt.Sprintf("refreshing the lease and source ends of %s in %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
+			}
+			next.lease = now.Add(LeaseRefresh)
 		}
 		if e.opt.ProgressEvery > 0 && now.After(next.progress) {
 			e.emitProgress()
@@ -725,24 +770,54 @@ func (e *engine) drain(begin, deadline time.Time) drainResult {
 		}
 		msg += fmt.Sprintf("; %d offset sync(s) could not be written to %s (offsets of consumer groups translate less precisely until new syncs are written)", syncsLeft, sw)
 	}
+	if why := e.paused.Load(); why != nil {
+		msg = *why + "; " + msg
+	}
 	e.emit(Event{Type: EvStopped, Records: recs, Bytes: bytes, Undelivered: res.undelivered, Incomplete: !res.complete(), Message: msg})
 	return res
 }
 
-// close closes every client of the flow, in dependency order (nothing is closed while a
+// stopForState stops this flow because its state says it must not run (a failover marked it):
+// stop fetching, drain what is in flight, store final progress, stop offset syncs, checkpoints,
+// group offset sync and heartbeats, release the lease; one log line says so, and the flow's
+// stats say PAUSED with the reason.
+func (e *engine) stopForState(st *flowstate.Flow) {
+	e.stopped.Store(true)
+	e.running.Store(false)
+	reason := fmt.Sprintf("stopped: flow %s marked %s (epoch %d) by %s, run %s", st.Flow, st.State, st.Epoch, st.By, st.RunID)
+	e.paused.Store(&reason)
+	if e.hb != nil {
+		e.hb.close()
+	}
+	e.closedByState = true // doClose (after the loop goroutines end) skips the heartbeater and the checkpointer
+	now := time.Now()
+	e.drain(now, now.Add(min(e.opt.ShutdownTimeout, 4*time.Second)))
+	if e.ckpt != nil {
+		e.ckptStopped.Store(true)
+		e.ckpt.close() // no more checkpoints nor group offset sync into the new primary
+	}
+	e.state.release()
+	// The clients are closed when the process ends (Run's close): stats readers (the HTTP
+	// endpoint) may still read them.
+}
+
+func (e *engine) close() { e.closeOnce.Do(e.doClose) }
+
+// doClose closes every client of the flow, in dependency order (nothing is closed while a
 // goroutine may still use it). Producers purge what they still hold instead of waiting for
 // an unreachable cluster. Run bounds the whole in time (teardown).
-func (e *engine) close() {
+func (e *engine) doClose() {
+	e.state.release()
 	for _, c := range e.copiers {
 		c.Close()
 	}
-	if e.hb != nil {
+	if e.hb != nil && !e.closedByState {
 		e.hb.close()
 	}
 	if e.syncs != nil {
 		e.syncs.close() // before the checkpointer: the sync writer feeds it
 	}
-	if e.ckpt != nil {
+	if e.ckpt != nil && !e.closedByState {
 		e.ckpt.close()
 	}
 	if e.progress != nil {

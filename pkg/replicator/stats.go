@@ -41,12 +41,14 @@ type PartitionStats struct {
 
 // FlowStats is a snapshot of one flow.
 type FlowStats struct {
-	Flow       string           `json:"flow"`
-	Source     string           `json:"source"`
-	Target     string           `json:"target"`
-	Enabled    bool             `json:"enabled"`
-	Running    bool             `json:"running"`
-	Err        string           `json:"error,omitempty"`
+	Flow    string `json:"flow"`
+	Source  string `json:"source"`
+	Target  string `json:"target"`
+	Enabled bool   `json:"enabled"`
+	Running bool   `json:"running"`
+	Err     string `json:"error,omitempty"`
+	// Paused says why the flow was stopped by its state in __kmm_state (a failover), "" if not.
+	Paused     string           `json:"paused,omitempty"`
 	Partitions []PartitionStats `json:"partitions"`
 
 	HeartbeatCount  int64 `json:"heartbeats"`
@@ -87,6 +89,9 @@ func (e *engine) stats() FlowStats {
 	}
 	if err := e.failed.Load(); err != nil {
 		fs.Err = (*err).Error()
+	}
+	if p := e.paused.Load(); p != nil {
+		fs.Paused = *p
 	}
 	// hb, ckpt and copiers are set by start() and never changed after: read them only once
 	// start() has finished (started is stored after them).
@@ -170,4 +175,5 @@ func (e *engine) refreshEnds(ctx context.Context) {
 			ps.srcEnd.Store(r.Offset)
 		}
 	}
+	e.endsAtMs.Store(time.Now().UnixMilli())
 }

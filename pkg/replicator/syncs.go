@@ -123,7 +123,7 @@ func (w *syncWriter) flush(ctx context.Context) {
 				w.e.warnLimited("offsetsync", err, fmt.Sprintf("writing offset syncs to %s: %v", w.topic, err))
 			}
 			written = written[:0]
-		} else if w.e.ckpt != nil {
+		} else if w.e.ckpt != nil && !w.e.ckptStopped.Load() {
 			w.e.ckpt.onSyncs(ctx, written)
 		}
 		w.e.syncCount.Add(int64(len(batch)))

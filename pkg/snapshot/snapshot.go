@@ -14,10 +14,12 @@ import (
 	"github.com/kmmproject/kmm/pkg/checkpoint"
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/flow"
+	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/health"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/mm2read"
+	"github.com/kmmproject/kmm/pkg/plan"
 )
 
 // Lag reads, per flow, the selected source partitions' offsets and their replicated positions
@@ -198,6 +200,7 @@ func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow, live L
 		defer tgt.Close()
 	}
 	if tgt != nil {
+		st.DRState, st.DRDetail, st.Replicators = drState(ctx, src, tgt, f)
 		st.LastHeartbeat = lastHeartbeat(ctx, tgt, f)
 		if f.Enabled {
 			st.LastProgress, st.StoredParts = lastProgress(ctx, tgt, f)
@@ -353,4 +356,37 @@ func groupStatus(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) []
 		out = append(out, gs)
 	}
 	return out
+}
+
+// drState reads the flow's state record (newest epoch of T's and S's copies) and its live
+// replicator leases from __kmm_state.
+func drState(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) (state, detail string, alive int) {
+	var copies []*flowstate.Flow
+	var leases []*flowstate.Lease
+	for _, c := range []cluster.Cluster{tgt, src} {
+		if c == nil {
+			continue
+		}
+		recs, err := plan.ReadState(ctx, c)
+		if err != nil {
+			continue
+		}
+		if fs, err := flowstate.DecodeFlow(recs[flowstate.FlowKey(f.Source, f.Target)]); err == nil && fs != nil {
+			copies = append(copies, fs)
+		}
+		if c == tgt {
+			leases = flowstate.Leases(recs, f.Source, f.Target)
+		}
+	}
+	st := flowstate.Newest(f.Name(), copies...)
+	now := time.Now()
+	for _, l := range leases {
+		if l.Alive(now) {
+			alive++
+		}
+	}
+	if st.Epoch > 0 {
+		detail = fmt.Sprintf("epoch %d since %s, %s by %s, run %s", st.Epoch, st.At.Format(time.RFC3339), st.Mode, st.By, st.RunID)
+	}
+	return string(st.State), detail, alive
 }

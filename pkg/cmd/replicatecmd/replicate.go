@@ -66,14 +66,20 @@ cause and since when; a reminder every 30 s; one INFO when it returns). Flows wa
 by themselves. With --listen, /readyz answers 503 naming the cluster, since when and why
 (/healthz stays 200), kmm_cluster_up and kmm_flow_stalled_seconds say the same in /metrics,
 and the Connect-style statuses carry the reason as the tasks' trace. A flow whose records wait
-with none delivered for 30 s is stalled (also 503).`,
+with none delivered for 30 s is stalled (also 503).
+A flow whose state in __kmm_state on the target is not REPLICATING (kmm failover marked it) does
+not start (exit 3, naming kmm failback; --force overrides); a running flow that gets marked stops
+within seconds (drained, final progress stored, checkpoints and group offset sync stopped) and its
+connectors show PAUSED, while the process's other flows go on. Each running flow keeps a lease
+(replicator/<S>-><T>/<instance>) and a source end-offset snapshot (ends/<S>-><T>) in
+__kmm_state on the target, refreshed every 5 s.`,
 		Flags: append(cmdutil.ConfigFlags(),
 			cmdutil.OutputFlag("text", "json"),
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long (`DURATION`) the stop may take after SIGINT/SIGTERM (drain, store progress, close; exit 5 if records were left undelivered)"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "report progress every `INTERVAL`"},
 			&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz, /readyz and Connect-style /connectors on this `ADDRESS` (e.g. 127.0.0.1:8083); off unless set"},
 			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
-			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target)"},
+			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target), or while the flow is failed over (kmm failover)"},
 		),
 		Action: func(c *cli.Context) error {
 			out, err := cmdutil.Output(c, "text", "json")
@@ -144,6 +150,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			_ = srv.Close(sctx)
 		}()
 		fmt.Fprintf(io.ErrOut, "kmm: serving http://%s (/metrics /healthz /readyz /connectors)\n", srv.Addr())
+		rep.SetListen("http://" + srv.Addr())
 	}
 	done := make(chan error, 1)
 	go func() { done <- rep.Run(ctx) }()

@@ -54,7 +54,7 @@ func (s *Source) Stats() []httpapi.FlowStats {
 	for _, f := range s.flows {
 		hs := httpapi.FlowStats{Source: f.source, Target: f.target, Enabled: f.enabled, Tasks: f.tasks, EmitHeartbeats: f.heartbeats}
 		if fs, ok := byName[f.name]; ok {
-			hs.Running, hs.Err = fs.Running, fs.Err
+			hs.Running, hs.Err, hs.Paused = fs.Running, fs.Err, fs.Paused
 			for _, c := range fs.Clusters {
 				hs.Clusters = append(hs.Clusters, httpapi.ClusterStatus{Alias: c.Alias, Bootstrap: c.Bootstrap, Role: c.Role,
 					Up: c.Up, DownSince: c.DownSince, Cause: c.Cause})

@@ -1,0 +1,249 @@
+package replicator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"sync"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/buildinfo"
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flowstate"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/plan"
+)
+
+// LeaseRefresh is how often a running flow refreshes its lease and its source end-offset
+// snapshot in __kmm_state on the target; LeaseTTL is how long a lease stays alive without one.
+const (
+	LeaseRefresh = 5 * time.Second
+	LeaseTTL     = 15 * time.Second
+)
+
+// statePoll is how long the state follower waits per poll: a mark is seen within it.
+const statePoll = 500 * time.Millisecond
+
+// errMarked stops one flow (not the process) because its state says it must not run.
+type errMarked struct{ st *flowstate.Flow }
+
+func (e *errMarked) Error() string {
+	return fmt.Sprintf("flow %s marked %s (epoch %d, by %s, run %s)", e.st.Flow, e.st.State, e.st.Epoch, e.st.By, e.st.RunID)
+}
+
+// stateKeeper ties a flow to its record in __kmm_state: it refuses to start a flow that is not
+// REPLICATING, keeps the flow's lease and source-ends snapshot fresh on the target, and follows
+// the topic so that a mark (failover) stops the flow within a second or two.
+type stateKeeper struct {
+	e        *engine
+	instance string
+	started  time.Time
+	listen   string
+	prod     cluster.Producer
+	reader   cluster.Reader
+	marked   chan *flowstate.Flow
+	startEp  int64
+	mu       sync.Mutex
+	released bool
+	wg       sync.WaitGroup
+	cancel   context.CancelFunc
+}
+
+// readFlowState returns the newest copy of the flow's state record on T and, when readable, S.
+func readFlowState(ctx context.Context, src, tgt cluster.Cluster, name, s, t string) (*flowstate.Flow, error) {
+	var copies []*flowstate.Flow
+	for i, c := range []cluster.Cluster{tgt, src} {
+		if c == nil {
+			continue
+		}
+		recs, err := plan.ReadState(ctx, c)
+		if err != nil {
+			if i == 0 {
+				return nil, fmt.Errorf("reading %s on %s: %w", plan.StateTopic, c.Alias(), err)
+			}
+			continue // the source's copy is best effort
+		}
+		f, err := flowstate.DecodeFlow(recs[flowstate.FlowKey(s, t)])
+		if err != nil {
+			return nil, fmt.Errorf("%s on %s: %w", plan.StateTopic, c.Alias(), err)
+		}
+		copies = append(copies, f)
+	}
+	return flowstate.Newest(name, copies...), nil
+}
+
+// newStateKeeper checks the flow's state at start and begins following it.
+func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
+	f := e.flow
+	host, _ := os.Hostname()
+	k := &stateKeeper{e: e, started: time.Now(), listen: e.opt.Listen, marked: make(chan *flowstate.Flow, 1),
+		instance: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixMilli())}
+	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: plan.StateTopic, Partitions: 1, RF: f.StateTopicRF(),
+		Configs: map[string]string{"cleanup.policy": "compact"}}, "checkpoints.topic.replication.factor"); err != nil {
+		return nil, err
+	}
+	tp := cluster.TP{Topic: plan.StateTopic, Partition: 0}
+	ends, err := e.tgt.ListOffsets(ctx, []cluster.TP{tp}, cluster.Latest)
+	if err != nil {
+		return nil, err
+	}
+	st, err := readFlowState(ctx, e.src, e.tgt, f.Name(), f.Source, f.Target)
+	if err != nil {
+		return nil, err
+	}
+	if !st.State.Runs() {
+		if !e.opt.Force {
+			return nil, kerr.WithHint(kerr.New(kerr.CheckFailed, "flow %s is %s (epoch %d, since %s, by %s, run %s): it does not replicate",
+				f.Name(), st.State, st.Epoch, st.At.Format(time.RFC3339), st.By, st.RunID),
+				fmt.Sprintf("after a failover, reverse it with `kmm failback --flow '%s'`; to replicate anyway (this writes into %s, the new primary), pass --force", f.Name(), f.Target))
+		}
+		e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("flow %s is %s (epoch %d); --force: replicating anyway", f.Name(), st.State, st.Epoch)})
+	}
+	k.startEp = st.Epoch
+	if k.prod, err = e.tgt.NewProducer(map[string]string{"acks": "all", "enable.idempotence": "true"}); err != nil {
+		return nil, err
+	}
+	if k.reader, err = e.tgt.NewReader(); err != nil {
+		return nil, err
+	}
+	if err := k.reader.Assign(map[cluster.TP]int64{tp: ends[tp].Offset}); err != nil {
+		return nil, err
+	}
+	if err := k.refresh(ctx); err != nil {
+		e.warnLimited("lease", err, fmt.Sprintf("writing the lease of %s to %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	k.cancel = cancel
+	k.wg.Add(1)
+	go k.follow(wctx)
+	return k, nil
+}
+
+// follow reads __kmm_state on T as it grows and signals a state in which the flow must stop.
+func (k *stateKeeper) follow(ctx context.Context) {
+	defer k.wg.Done()
+	f := k.e.flow
+	key := flowstate.FlowKey(f.Source, f.Target)
+	for ctx.Err() == nil {
+		recs, err := k.reader.Poll(ctx, 500, statePoll)
+		if err != nil {
+			if ctx.Err() == nil {
+				k.e.warnLimited("state", err, fmt.Sprintf("following %s on %s: %v", plan.StateTopic, f.Target, err))
+				time.Sleep(statePoll)
+			}
+			continue
+		}
+		for _, r := range recs {
+			if string(r.Key) != key {
+				continue
+			}
+			st, err := flowstate.DecodeFlow(r.Value)
+			if err != nil || st == nil {
+				continue
+			}
+			if !st.State.Runs() && (!k.e.opt.Force || st.Epoch > k.startEp) {
+				select {
+				case k.marked <- st:
+				default:
+				}
+			}
+		}
+	}
+}
+
+func userAtHost() string {
+	host, _ := os.Hostname()
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return name + "@" + host
+}
+
+// refresh writes the lease and the source ends snapshot.
+func (k *stateKeeper) refresh(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.released {
+		return nil
+	}
+	f := k.e.flow
+	now := time.Now()
+	lease := &flowstate.Lease{Flow: f.Name(), Instance: k.instance, Host: userAtHost(), PID: os.Getpid(), Started: k.started.UTC(),
+		Refreshed: now.UTC(), TTL: flowstate.Duration(LeaseTTL), KMM: buildinfo.Version, Listen: k.listen}
+	lv, err := flowstate.Encode(lease)
+	if err != nil {
+		return err
+	}
+	recs := []cluster.Record{{Topic: plan.StateTopic, Partition: 0, Key: []byte(flowstate.LeaseKey(f.Source, f.Target, k.instance)), Value: lv, Timestamp: now}}
+	if ends := k.ends(); ends != nil {
+		ev, err := flowstate.Encode(ends)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, cluster.Record{Topic: plan.StateTopic, Partition: 0, Key: []byte(flowstate.EndsKey(f.Source, f.Target)), Value: ev, Timestamp: now})
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err = k.prod.ProduceSync(ctx, recs)
+	return err
+}
+
+// ends is the flow's source end offsets as last read by the control loop (nil before any).
+func (k *stateKeeper) ends() *flowstate.Ends {
+	e := k.e
+	e.partsMu.RLock()
+	defer e.partsMu.RUnlock()
+	out := &flowstate.Ends{Flow: e.flow.Name(), Ends: map[string][]int64{}}
+	at := e.endsAtMs.Load()
+	if at == 0 {
+		return nil
+	}
+	out.At = time.UnixMilli(at).UTC()
+	for t, ps := range e.parts {
+		l := make([]int64, len(ps))
+		for _, p := range ps {
+			if int(p.p.Partition) < len(l) {
+				l[p.p.Partition] = p.srcEnd.Load()
+			}
+		}
+		out.Ends[t] = l
+	}
+	return out
+}
+
+// release tombstones the lease (clean stop) and stops following the topic.
+func (k *stateKeeper) release() {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	if k.released {
+		k.mu.Unlock()
+		return
+	}
+	k.released = true
+	k.mu.Unlock()
+	f := k.e.flow
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := k.prod.ProduceSync(ctx, []cluster.Record{{Topic: plan.StateTopic, Partition: 0,
+		Key: []byte(flowstate.LeaseKey(f.Source, f.Target, k.instance)), Value: nil, Timestamp: time.Now()}}); err != nil {
+		k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("releasing the lease of %s on %s: %v (it expires in %s)", f.Name(), f.Target, err, LeaseTTL)})
+	}
+	k.cancel()
+	k.wg.Wait()
+	k.reader.Close()
+	k.prod.Close()
+}
+
+// isMarked returns the state that stopped a flow.
+func isMarked(err error) (*flowstate.Flow, bool) {
+	var m *errMarked
+	if errors.As(err, &m) {
+		return m.st, true
+	}
+	return nil, false
+}
