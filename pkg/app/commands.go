@@ -5,6 +5,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/cmd/configcmd"
+	"github.com/kmmproject/kmm/pkg/cmd/failovercmd"
 	"github.com/kmmproject/kmm/pkg/cmd/lagcmd"
 	"github.com/kmmproject/kmm/pkg/cmd/replicatecmd"
 	"github.com/kmmproject/kmm/pkg/cmd/statuscmd"
@@ -21,7 +22,7 @@ func commands(f *cmdutil.Factory) []*cli.Command {
 		statuscmd.Command(f),
 		lagcmd.Command(f),
 		translatecmd.Command(f),
-		notYet("failover", "plan and execute a failover to the target cluster"),
+		failovercmd.Command(f),
 		notYet("failback", "plan and execute a failback to the original cluster"),
 		verifycmd.Command(f),
 		configcmd.Command(f),

@@ -1,0 +1,349 @@
+// Package failovercmd implements `kmm failover` (CLI glue: options, flags, preflight reads,
+// rendering); the steps and their actions are pkg/switchover's.
+package failovercmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
+	"github.com/kmmproject/kmm/pkg/flowstate"
+	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/output"
+	"github.com/kmmproject/kmm/pkg/plan"
+	"github.com/kmmproject/kmm/pkg/switchover"
+)
+
+// Options are the flags and arguments of `kmm failover`.
+type Options struct {
+	File        mm2conf.LoadOptions
+	Flow        flow.Selector
+	Output      string
+	Mode        string
+	Groups      []string
+	GroupsRegex string
+	Fence       string
+	QuietFor    time.Duration
+	Timeout     time.Duration
+	Force       bool
+	ApplyOpts   cmdutil.ApplyOptions
+}
+
+// Command returns `kmm failover`.
+func Command(f *cmdutil.Factory) *cli.Command {
+	return &cli.Command{
+		Name:      "failover",
+		Usage:     "make a flow's target the primary: drain, translate group offsets exactly, commit them, mark the flow failed over",
+		ArgsUsage: "mirror-maker.properties",
+		Description: `--mode planned (both clusters up): with the source's writers stopped (--fence none
+--quiet-for D waits until no source end offset moves for D), waits until every partition is
+replicated to the source's end (the replicated position of kmm lag), marks the flow FAILING_OVER
+in __kmm_state (a running kmm replicate stops it and stores its final progress), waits until no
+replicator of the flow is alive, translates each group's committed offset on the source exactly
+(anchored on the offset syncs, records counted on both sides, the record at the result compared
+with the source's) and commits it to the same group on the target, then marks the flow
+FAILED_OVER with the cut. The groups' consumers must be stopped on both clusters.
+The plan is printed first; --dry-run stops there; a terminal asks, otherwise --yes is required.
+An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).
+
+Examples:
+   kmm failover mirror-maker.properties --flow 'A->B' --mode planned --fence none --quiet-for 10s --dry-run
+   kmm failover mirror-maker.properties --flow 'A->B' --mode planned --groups 'billing|orders-.*' --yes
+   kmm failover mirror-maker.properties --flow 'A->B' --mode planned --group billing --yes -o json`,
+		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
+			append(cmdutil.FlowFlags(false),
+				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up); emergency and rehearse are not built yet"},
+				&cli.StringSliceFlag{Name: "group", Usage: "move these groups (default: the flow's groups filter)"},
+				&cli.StringFlag{Name: "groups", Usage: "move the groups matching this Java regex"},
+				&cli.StringFlag{Name: "fence", Value: "none", Usage: "how writers on the source are stopped: none (you stop them; see --quiet-for)"},
+				&cli.DurationFlag{Name: "quiet-for", Value: 10 * time.Second, Usage: "with --fence none: wait until no source end offset has moved for this long (0: do not wait)"},
+				&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound of each wait (quiet source, drain, replicator stop)"},
+				&cli.BoolFlag{Name: "force", Usage: "also move groups that have members on the source or the target"},
+				&cli.BoolFlag{Name: "dry-run", Usage: "print the plan, change nothing"},
+				&cli.BoolFlag{Name: "yes", Usage: "do not ask for confirmation (required when stdin is not a terminal)"},
+			)...),
+		Action: func(c *cli.Context) error {
+			out, err := cmdutil.Output(c, "table", "json")
+			if err != nil {
+				return err
+			}
+			file, err := cmdutil.LoadOptions(c)
+			if err != nil {
+				return err
+			}
+			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Mode: c.String("mode"),
+				Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"), Fence: c.String("fence"), QuietFor: c.Duration("quiet-for"),
+				Timeout: c.Duration("timeout"), Force: c.Bool("force"),
+				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}, f)
+		},
+	}
+}
+
+// envelope is the JSON of failover.
+type envelope struct {
+	output.Envelope
+	Plan   *plan.Plan `json:"plan"`
+	Report *plan.Run  `json:"report,omitempty"`
+	// RTOMillis: from the command's start to the last group commit ("consumers may resume").
+	RTOMillis int64 `json:"rto_ms,omitempty"`
+	// RPORecords: records written on the source and not on the target at the cut (planned: 0).
+	RPORecords int64 `json:"rpo_records"`
+}
+
+func userAtHost() string {
+	host, _ := os.Hostname()
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return name + "@" + host
+}
+
+// Run runs `kmm failover`.
+func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	start := time.Now()
+	ios := fac.IO
+	switch o.Mode {
+	case "planned":
+	case "emergency", "rehearse":
+		return kerr.New(kerr.NotImplemented, "failover --mode %s: not implemented yet (planned mode is)", o.Mode)
+	default:
+		return kerr.WithHint(kerr.New(kerr.Usage, "--mode %q: unknown", o.Mode), "use --mode planned")
+	}
+	if o.Fence != "none" {
+		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: not available yet", o.Fence), "stop the source's writers yourself and use --fence none --quiet-for 10s")
+	}
+	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, "failover changes the flow's state and the groups' offsets on the target"); err != nil {
+		return err
+	}
+	var groupMatch func(string) bool
+	if re := o.GroupsRegex; re != "" {
+		m, err := mm2conf.CompilePatternList([]string{re})
+		if err != nil {
+			return kerr.Wrap(kerr.Usage, fmt.Errorf("--groups: %w", err))
+		}
+		groupMatch = m
+	}
+	_, flows, err := fac.Flows(o.File)
+	if err != nil {
+		return err
+	}
+	f, err := flow.One(flows, o.Flow)
+	if err != nil {
+		return err
+	}
+	if !f.Enabled {
+		return kerr.New(kerr.Usage, "flow %s is not enabled (%s.enabled = true): it replicates nothing to fail over", f.Name(), f.Name())
+	}
+	open := func(side flow.Side, alias, boot string) (cluster.Cluster, error) {
+		c, err := fac.Clusters.Open(f, side)
+		if err != nil {
+			return nil, err
+		}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := c.Ping(pctx, 10*time.Second); err != nil {
+			c.Close()
+			return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", alias, boot, err)),
+				"planned failover needs both clusters; check bootstrap.servers and security settings (kmm config explain)")
+		}
+		return c, nil
+	}
+	src, err := open(flow.Source, f.Source, f.SourceBootstrap)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tgt, err := open(flow.Target, f.Target, f.TargetBootstrap)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+
+	fo, err := preflight(ctx, o, f, src, tgt, groupMatch)
+	if err != nil {
+		return err
+	}
+	fo.Opt.Progress = func(msg string) { fmt.Fprintf(ios.ErrOut, "kmm: %s\n", msg) }
+	p, err := fo.Plan()
+	if err != nil {
+		return err
+	}
+	journal := &plan.TopicJournal{C: tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Clock}
+	defer journal.Close()
+	ex := &plan.Executor{Journal: journal, Actions: fo.Actions()}
+	applied, err := cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
+	env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(),
+		Items: fo.Translated()}, Plan: p}
+	if applied != nil && applied.Report != nil {
+		env.Report = applied.Report
+		for _, s := range applied.Report.Steps {
+			if s.Kind == switchover.KindCommitTranslated && s.Finished != nil {
+				env.RTOMillis = max(env.RTOMillis, s.Finished.Sub(start).Milliseconds())
+			}
+		}
+	}
+	if o.Output == "json" {
+		if werr := output.WriteJSON(ios.Out, env); werr != nil && err == nil {
+			err = werr
+		}
+	} else if tr := fo.Translated(); len(tr) > 0 {
+		fmt.Fprintln(ios.Out)
+		if rerr := renderTranslations(ios.Out, tr); rerr != nil && err == nil {
+			err = rerr
+		}
+		if env.RTOMillis > 0 {
+			fmt.Fprintf(ios.Out, "\nRTO %s (start to the last group commit: consumers may resume on %s); RPO 0 records (drained: every source record is on %s)\n",
+				(time.Duration(env.RTOMillis) * time.Millisecond).Round(time.Millisecond), f.Target, f.Target)
+		}
+	}
+	return err
+}
+
+// preflight reads both clusters and refuses (exit 3, nothing written) what would make the
+// failover wrong; it returns the failover to plan.
+func preflight(ctx context.Context, o *Options, f *flow.Flow, src, tgt cluster.Cluster, groupMatch func(string) bool) (*switchover.Failover, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	st, err := switchover.ReadFlowState(ctx, f, tgt, src)
+	if err != nil {
+		return nil, err
+	}
+	switch st.State {
+	case flowstate.FailedOver:
+		return nil, kerr.WithHint(kerr.New(kerr.CheckFailed, "flow %s is already FAILED_OVER (epoch %d, %s, by %s, run %s)", f.Name(), st.Epoch, st.At.Format(time.RFC3339), st.By, st.RunID),
+			fmt.Sprintf("nothing to do; to go back, kmm failback --flow '%s'", f.Name()))
+	case flowstate.FailingBack:
+		return nil, kerr.New(kerr.CheckFailed, "flow %s is FAILING_BACK (epoch %d): finish the failback first", f.Name(), st.Epoch)
+	}
+	sts, err := src.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tts, err := tgt.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var tps []cluster.TP
+	var problems []string
+	var topics []string
+	for t := range sts {
+		// Heartbeats are kmm's and MM2's own records, written all the time by other flows: not
+		// the application's data, and never quiet.
+		if f.Selected(t) && !f.Policy.IsHeartbeatsTopic(t) {
+			topics = append(topics, t)
+		}
+	}
+	sort.Strings(topics)
+	for _, t := range topics {
+		rt := f.Policy.FormatRemoteTopic(f.Source, t)
+		if tts[rt].Partitions == 0 {
+			problems = append(problems, fmt.Sprintf("topic %s has no remote topic %s on %s", t, rt, f.Target))
+			continue
+		}
+		if tts[rt].Partitions != sts[t].Partitions {
+			problems = append(problems, fmt.Sprintf("topic %s has %d partition(s) on %s, %s has %d on %s", t, sts[t].Partitions, f.Source, rt, tts[rt].Partitions, f.Target))
+		}
+		for p := 0; p < sts[t].Partitions; p++ {
+			tps = append(tps, cluster.TP{Topic: t, Partition: int32(p)})
+		}
+	}
+	if len(tps) == 0 {
+		return nil, kerr.New(kerr.CheckFailed, "flow %s replicates no topic of %s: nothing to fail over", f.Name(), f.Source)
+	}
+	// The groups to move: committed offsets on the flow's topics on S.
+	inFlow := map[string]bool{}
+	for _, t := range topics {
+		inFlow[t] = true
+	}
+	list, err := src.ListGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var groups []string
+	for _, g := range list {
+		switch {
+		case len(o.Groups) > 0:
+			if !slices.Contains(o.Groups, g.ID) {
+				continue
+			}
+		case groupMatch != nil:
+			if !groupMatch(g.ID) {
+				continue
+			}
+		default:
+			if !f.GroupFilter(g.ID) {
+				continue
+			}
+		}
+		offs, err := src.ListGroupOffsets(ctx, g.ID)
+		if err != nil {
+			return nil, err
+		}
+		for tp := range offs {
+			if inFlow[tp.Topic] {
+				groups = append(groups, g.ID)
+				break
+			}
+		}
+	}
+	sort.Strings(groups)
+	for _, g := range o.Groups {
+		if !slices.Contains(groups, g) {
+			return nil, kerr.WithHint(kerr.New(kerr.Usage, "group %s has no committed offset on %s for the topics of %s", g, f.Source, f.Name()),
+				"list the groups with kmm translate-offsets FILE --flow '"+f.Name()+"'")
+		}
+	}
+	if o.GroupsRegex != "" && len(groups) == 0 {
+		return nil, kerr.New(kerr.Usage, "--groups %q matches no group with committed offsets on %s for the topics of %s", o.GroupsRegex, f.Source, f.Name())
+	}
+	if len(groups) > 0 {
+		for _, side := range []struct {
+			c     cluster.Cluster
+			alias string
+		}{{tgt, f.Target}, {src, f.Source}} {
+			ds, err := side.c.DescribeGroups(ctx, groups...)
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range ds {
+				if d.Members > 0 && !o.Force {
+					problems = append(problems, fmt.Sprintf("group %s has %d member(s) on %s: stop its consumers first (or --force)", d.ID, d.Members, side.alias))
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return &switchover.Failover{F: f, Src: src, Tgt: tgt, Groups: groups, TPs: tps,
+		Opt: switchover.FailoverOptions{Mode: o.Mode, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force}}, nil
+}
+
+func renderTranslations(w io.Writer, tr []switchover.ExactOffset) error {
+	var rows [][]string
+	for _, e := range tr {
+		rr := fmt.Sprint(e.Rereads)
+		if e.Rereads < 0 {
+			rr = "?"
+		}
+		how := "exact"
+		if !e.Exact {
+			how = "bound"
+		}
+		rows = append(rows, []string{e.Group, e.Topic, fmt.Sprint(e.Partition), e.RemoteTopic, fmt.Sprint(e.SourceOffset), fmt.Sprint(e.TargetOffset), how, rr, "0", e.Why})
+	}
+	return output.Table(w, []string{"GROUP", "TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE OFFSET", "TARGET OFFSET", "TRANSLATION", "RE-READS", "SKIPS", "WHY"}, rows)
+}
