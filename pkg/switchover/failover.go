@@ -440,7 +440,7 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 	}
 	remote := make([]cluster.TP, len(fo.TPs))
 	for i, tp := range fo.TPs {
-		remote[i] = cluster.TP{Topic: f.Policy.FormatRemoteTopic(f.Source, tp.Topic), Partition: tp.Partition}
+		remote[i] = cluster.TP{Topic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic), Partition: tp.Partition}
 	}
 	tends, err := fo.Tgt.ListOffsets(ctx, remote, cluster.Latest)
 	if err != nil {
@@ -450,9 +450,9 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 	for i, tp := range fo.TPs {
 		fo.cut[tp] = CutPartition{Source: tp, Remote: remote[i], SourceEnd: ends[tp], TargetEnd: tends[remote[i]].Offset}
 	}
-	syncCluster, other := fo.Src, f.Target
+	syncCluster, other := fo.Src, f.TargetAlias
 	if f.OffsetSyncsOnTarget {
-		syncCluster, other = fo.Tgt, f.Source
+		syncCluster, other = fo.Tgt, f.SourceAlias
 	}
 	syncs := offsetsync.NewStore(offsetsync.Options{})
 	if _, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), syncs); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {

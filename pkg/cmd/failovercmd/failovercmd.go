@@ -248,7 +248,7 @@ func preflight(ctx context.Context, o *Options, f *flow.Flow, src, tgt cluster.C
 	}
 	sort.Strings(topics)
 	for _, t := range topics {
-		rt := f.Policy.FormatRemoteTopic(f.Source, t)
+		rt := f.Policy.FormatRemoteTopic(f.SourceAlias, t)
 		if tts[rt].Partitions == 0 {
 			problems = append(problems, fmt.Sprintf("topic %s has no remote topic %s on %s", t, rt, f.Target))
 			continue
