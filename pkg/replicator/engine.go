@@ -20,7 +20,6 @@ import (
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/groupprobe"
 	"github.com/kmmproject/kmm/pkg/kerr"
-	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -164,7 +163,29 @@ func (r *Replicator) Run(ctx context.Context) error {
 			e.running.Store(true)
 			go func(e *engine) {
 				defer wg.Done()
-				if err := e.loop(runCtx); err != nil {
+				lctx, lcancel := context.WithCancel(runCtx)
+				defer lcancel()
+				if e.state != nil {
+					e.state.mu.Lock()
+					e.state.stop = lcancel // a mark interrupts a loop blocked on an unreachable source
+					e.state.mu.Unlock()
+					if e.state.markedState() != nil {
+						lcancel()
+					}
+				}
+				// A loop blocked on an unreachable source does not delay the stop: a mark stops the
+				// flow at once; the loop returns when its call does (its context is cancelled).
+				loopErr := make(chan error, 1)
+				go func() { loopErr <- e.loop(lctx) }()
+				var err error
+				select {
+				case err = <-loopErr:
+				case <-e.state.markedChan():
+				}
+				if st := e.state.markedState(); st != nil && runCtx.Err() == nil {
+					err = &errMarked{st: st}
+				}
+				if err != nil {
 					if st, ok := isMarked(err); ok {
 						// Only this flow stops; the others go on, and the process stays up.
 						e.stopForState(st)
@@ -506,9 +527,9 @@ func (e *engine) loop(ctx context.Context) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	now := time.Now()
-	next := struct{ refresh, configs, acls, flush, progress, ends, promote, lease time.Time }{
+	next := struct{ refresh, configs, acls, flush, progress, ends, promote time.Time }{
 		now.Add(f.RefreshTopicsInterval), now.Add(f.SyncConfigsInterval), now.Add(f.SyncACLsInterval),
-		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery), now, now.Add(f.SyncPromoteInterval), now.Add(LeaseRefresh)}
+		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery), now, now.Add(f.SyncPromoteInterval)}
 	var marked chan *flowstate.Flow // nil (never ready) for a flow without a state keeper
 	if e.state != nil {
 		marked = e.state.marked
@@ -565,12 +586,6 @@ func (e *engine) loop(ctx context.Context) error {
 		if now.After(next.ends) && !srcDown {
 			e.refreshEnds(ctx)
 			next.ends = now.Add(5 * time.Second)
-		}
-		if e.state != nil && now.After(next.lease) {
-			if err := e.state.refresh(ctx); err != nil && ctx.Err() == nil {
-				e.warnLimited("lease", err, fmt.Sprintf("refreshing the lease and source ends of %s in %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
-			}
-			next.lease = now.Add(LeaseRefresh)
 		}
 		if e.opt.ProgressEvery > 0 && now.After(next.progress) {
 			e.emitProgress()
@@ -786,17 +801,22 @@ func (e *engine) stopForState(st *flowstate.Flow) {
 	e.running.Store(false)
 	reason := fmt.Sprintf("stopped: flow %s marked %s (epoch %d) by %s, run %s", st.Flow, st.State, st.Epoch, st.By, st.RunID)
 	e.paused.Store(&reason)
+	if e.ckpt != nil {
+		// No more checkpoints nor group offset sync into the new primary. Cancel now; its
+		// goroutine may be blocked on an unreachable source, so it is waited for in the background.
+		e.ckptStopped.Store(true)
+		e.ckpt.cancel()
+	}
 	if e.hb != nil {
 		e.hb.close()
 	}
 	e.closedByState = true // doClose (after the loop goroutines end) skips the heartbeater and the checkpointer
 	now := time.Now()
 	e.drain(now, now.Add(min(e.opt.ShutdownTimeout, 4*time.Second)))
-	if e.ckpt != nil {
-		e.ckptStopped.Store(true)
-		e.ckpt.close() // no more checkpoints nor group offset sync into the new primary
-	}
 	e.state.release()
+	if e.ckpt != nil {
+		go e.ckpt.close()
+	}
 	// The clients are closed when the process ends (Run's close): stats readers (the HTTP
 	// endpoint) may still read them.
 }

@@ -47,8 +47,13 @@ type stateKeeper struct {
 	startEp  int64
 	mu       sync.Mutex
 	released bool
-	wg       sync.WaitGroup
-	cancel   context.CancelFunc
+	// stop, set by the engine, cancels its control loop (which may be blocked on an unreachable
+	// source) when the flow is marked; got holds the mark.
+	stop    func()
+	got     atomicFlow
+	markedC chan struct{} // closed when the flow is marked
+	wg      sync.WaitGroup
+	cancel  context.CancelFunc
 }
 
 // readFlowState returns the newest copy of the flow's state record on T and, when readable, S.
@@ -78,7 +83,7 @@ func readFlowState(ctx context.Context, src, tgt cluster.Cluster, name, s, t str
 func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 	f := e.flow
 	host, _ := os.Hostname()
-	k := &stateKeeper{e: e, started: time.Now(), listen: e.opt.Listen, marked: make(chan *flowstate.Flow, 1),
+	k := &stateKeeper{e: e, started: time.Now(), listen: e.opt.Listen, marked: make(chan *flowstate.Flow, 1), markedC: make(chan struct{}),
 		instance: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixMilli())}
 	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: plan.StateTopic, Partitions: 1, RF: f.StateTopicRF(),
 		Configs: map[string]string{"cleanup.policy": "compact"}}, "checkpoints.topic.replication.factor"); err != nil {
@@ -121,12 +126,21 @@ func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 	return k, nil
 }
 
-// follow reads __kmm_state on T as it grows and signals a state in which the flow must stop.
+// follow reads __kmm_state on T as it grows and signals a state in which the flow must stop; it
+// also refreshes the lease and the ends snapshot, independently of the engine's control loop (a
+// loop blocked on an unreachable source must neither lose its lease nor miss a mark).
 func (k *stateKeeper) follow(ctx context.Context) {
 	defer k.wg.Done()
 	f := k.e.flow
 	key := flowstate.FlowKey(f.Source, f.Target)
+	nextRefresh := time.Now().Add(LeaseRefresh)
 	for ctx.Err() == nil {
+		if time.Now().After(nextRefresh) {
+			if err := k.refresh(ctx); err != nil && ctx.Err() == nil {
+				k.e.warnLimited("lease", err, fmt.Sprintf("refreshing the lease and source ends of %s in %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
+			}
+			nextRefresh = time.Now().Add(LeaseRefresh)
+		}
 		recs, err := k.reader.Poll(ctx, 500, statePoll)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -144,6 +158,16 @@ func (k *stateKeeper) follow(ctx context.Context) {
 				continue
 			}
 			if !st.State.Runs() && (!k.e.opt.Force || st.Epoch > k.startEp) {
+				if k.got.Load() == nil {
+					k.got.Store(st)
+					close(k.markedC)
+					k.mu.Lock()
+					stop := k.stop
+					k.mu.Unlock()
+					if stop != nil {
+						stop()
+					}
+				}
 				select {
 				case k.marked <- st:
 				default:
@@ -246,4 +270,38 @@ func isMarked(err error) (*flowstate.Flow, bool) {
 		return m.st, true
 	}
 	return nil, false
+}
+
+// atomicFlow holds the mark that stopped a flow.
+type atomicFlow struct {
+	mu sync.Mutex
+	st *flowstate.Flow
+}
+
+func (a *atomicFlow) Load() *flowstate.Flow {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.st
+}
+
+func (a *atomicFlow) Store(st *flowstate.Flow) {
+	a.mu.Lock()
+	a.st = st
+	a.mu.Unlock()
+}
+
+// markedState is the mark that stopped the flow, nil if none (nil-safe).
+func (k *stateKeeper) markedState() *flowstate.Flow {
+	if k == nil {
+		return nil
+	}
+	return k.got.Load()
+}
+
+// markedChan is closed when the flow is marked (nil, never ready, without a keeper).
+func (k *stateKeeper) markedChan() <-chan struct{} {
+	if k == nil {
+		return nil
+	}
+	return k.markedC
 }

@@ -49,6 +49,14 @@ type FailoverOptions struct {
 	Force    bool          // commit groups active on T / S anyway
 	// Progress, if set, is told what a wait is waiting for (stderr lines).
 	Progress func(msg string)
+	// Emergency: the source is down. No quiet wait, no drain: the plan marks the flow, waits for
+	// the replicators to stop it, commits what Translate returns and records Cut as the cut.
+	Emergency bool
+	// Translate (emergency) translates the groups from what the target holds.
+	Translate func(ctx context.Context) ([]ExactOffset, error)
+	// Cut (emergency) is the cut per source partition: the snapshot's source end, the replicated
+	// position, the target end.
+	Cut func(ctx context.Context) ([]flowstate.PartitionCut, error)
 }
 
 // Failover plans and applies a planned failover of flow F (S->T): the steps and their Actions.
@@ -100,14 +108,16 @@ func (fo *Failover) Plan() (*plan.Plan, error) {
 		}
 		p.Steps = append(p.Steps, s)
 	}
-	if fo.Opt.QuietFor > 0 {
+	if fo.Opt.QuietFor > 0 && !fo.Opt.Emergency {
 		add(plan.Step{ID: "fence/quiet", Kind: KindWaitQuiet, Cluster: f.Source,
 			Writes: fmt.Sprintf("nothing: waits until no end offset of the flow's %d source partition(s) moves for %s", len(fo.TPs), fo.Opt.QuietFor),
 			Why:    "--fence none: the writers are stopped by you; the source must be quiet before the cut"}, nil)
 	}
-	add(plan.Step{ID: "drain", Kind: KindDrain, Cluster: f.Target,
-		Writes: fmt.Sprintf("nothing: waits until all %d partition(s) are replicated to the source's end", len(fo.TPs)),
-		Why:    "exact translation needs the source frozen and fully replicated", Expect: map[string]int64{"partitions": int64(len(fo.TPs))}}, nil)
+	if !fo.Opt.Emergency {
+		add(plan.Step{ID: "drain", Kind: KindDrain, Cluster: f.Target,
+			Writes: fmt.Sprintf("nothing: waits until all %d partition(s) are replicated to the source's end", len(fo.TPs)),
+			Why:    "exact translation needs the source frozen and fully replicated", Expect: map[string]int64{"partitions": int64(len(fo.TPs))}}, nil)
+	}
 	add(plan.Step{ID: "mark/" + string(flowstate.FailingOver), Kind: KindMarkFlow, Cluster: f.Target,
 		Writes: fmt.Sprintf("flow/%s = FAILING_OVER in %s on %s (and %s)", f.Name(), plan.StateTopic, f.Target, f.Source),
 		Why:    "a running kmm replicate stops the flow, storing its final progress; a new one refuses it"},
@@ -330,7 +340,12 @@ func (a mark) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) 
 	if err != nil {
 		return nil, kerr.Wrap(kerr.CheckFailed, err)
 	}
-	if p.State == flowstate.FailedOver {
+	if p.State == flowstate.FailedOver && fo.Opt.Emergency {
+		if next.Cut, err = fo.Opt.Cut(ctx); err != nil {
+			return nil, err
+		}
+		next.Note = "emergency: the source was unreachable; the cut is what the target held"
+	} else if p.State == flowstate.FailedOver {
 		if _, err := fo.translate(ctx); err != nil { // the cut (also when a resumed run committed before)
 			return nil, err
 		}
@@ -400,6 +415,9 @@ func (a waitReplicators) Check(ctx context.Context, _ plan.Step) (bool, error) {
 	if err != nil || n > 0 {
 		return false, err
 	}
+	if a.fo.Opt.Emergency {
+		return true, nil
+	}
 	ok, _, err := a.fo.Drained(ctx)
 	return ok, err
 }
@@ -415,6 +433,9 @@ func (a waitReplicators) Apply(ctx context.Context, _ plan.Step) (map[string]int
 	})
 	if err != nil {
 		return nil, err
+	}
+	if a.fo.Opt.Emergency {
+		return map[string]int64{"replicators_waited_for": int64(max(first, 0))}, nil
 	}
 	ok, left, err := a.fo.Drained(ctx)
 	if err != nil {
@@ -432,6 +453,14 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 	defer fo.mu.Unlock()
 	if fo.translated != nil {
 		return fo.translated, nil
+	}
+	if fo.Opt.Emergency {
+		tr, err := fo.Opt.Translate(ctx)
+		if err != nil {
+			return nil, err
+		}
+		fo.translated = tr
+		return tr, nil
 	}
 	f := fo.F
 	ends, err := fo.ends(ctx)

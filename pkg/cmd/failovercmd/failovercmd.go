@@ -38,6 +38,8 @@ type Options struct {
 	QuietFor    time.Duration
 	Timeout     time.Duration
 	Force       bool
+	MaxRPO      int64 // --max-rpo-records (emergency; -1 off)
+	AcceptLoss  bool
 	ApplyOpts   cmdutil.ApplyOptions
 }
 
@@ -64,7 +66,9 @@ Examples:
    kmm failover mirror-maker.properties --flow 'A->B' --mode planned --group billing --yes -o json`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
 			append(cmdutil.FlowFlags(false),
-				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up); emergency and rehearse are not built yet"},
+				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up) or emergency (the source is down); rehearse is not built yet"},
+				&cli.Int64Flag{Name: "max-rpo-records", Value: -1, Usage: "emergency: refuse (exit 3, nothing changed) when more records than this are known not to be on the target"},
+				&cli.BoolFlag{Name: "accept-loss", Usage: "emergency: fail over even when a gate (--max-rpo-records, no end-offset snapshot) fails"},
 				&cli.StringSliceFlag{Name: "group", Usage: "move these groups (default: the flow's groups filter)"},
 				&cli.StringFlag{Name: "groups", Usage: "move the groups matching this Java regex"},
 				&cli.StringFlag{Name: "fence", Value: "none", Usage: "how writers on the source are stopped: none (you stop them; see --quiet-for)"},
@@ -85,7 +89,7 @@ Examples:
 			}
 			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Mode: c.String("mode"),
 				Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"), Fence: c.String("fence"), QuietFor: c.Duration("quiet-for"),
-				Timeout: c.Duration("timeout"), Force: c.Bool("force"),
+				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRPO: c.Int64("max-rpo-records"), AcceptLoss: c.Bool("accept-loss"),
 				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}, f)
 		},
 	}
@@ -116,13 +120,13 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	start := time.Now()
 	ios := fac.IO
 	switch o.Mode {
-	case "planned":
-	case "emergency", "rehearse":
+	case "planned", "emergency":
+	case "rehearse":
 		return kerr.New(kerr.NotImplemented, "failover --mode %s: not implemented yet (planned mode is)", o.Mode)
 	default:
 		return kerr.WithHint(kerr.New(kerr.Usage, "--mode %q: unknown", o.Mode), "use --mode planned")
 	}
-	if o.Fence != "none" {
+	if o.Fence != "none" && o.Mode == "planned" {
 		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: not available yet", o.Fence), "stop the source's writers yourself and use --fence none --quiet-for 10s")
 	}
 	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, "failover changes the flow's state and the groups' offsets on the target"); err != nil {
@@ -147,7 +151,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if !f.Enabled {
 		return kerr.New(kerr.Usage, "flow %s is not enabled (%s.enabled = true): it replicates nothing to fail over", f.Name(), f.Name())
 	}
-	open := func(side flow.Side, alias, boot string) (cluster.Cluster, error) {
+	open := func(side flow.Side, alias, boot string) (cluster.Cluster, error) { // fails within 10 s
 		c, err := fac.Clusters.Open(f, side)
 		if err != nil {
 			return nil, err
@@ -160,6 +164,9 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 				"planned failover needs both clusters; check bootstrap.servers and security settings (kmm config explain)")
 		}
 		return c, nil
+	}
+	if o.Mode == "emergency" {
+		return runEmergency(ctx, o, fac, f, open, groupMatch, start)
 	}
 	src, err := open(flow.Source, f.Source, f.SourceBootstrap)
 	if err != nil {

@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/e2e/testbed/app"
+	"github.com/kmmproject/kmm/pkg/flowstate"
+)
+
+// Emergency failover: cluster A's broker is stopped while the application writes; kmm failover
+// --mode emergency proves A unreachable, states the RPO per partition from the end-offset
+// snapshot kmm replicate stored on B, commits the group's offsets from the checkpoints and marks
+// the flow. The group resumes on B with nothing lost among the replicated records and re-reads
+// within the reported bound; after A is back, the reported RPO is checked against the records
+// actually missing on B. With A up, emergency mode refuses (exit 3, nothing written).
+//
+// Not reliable yet (KMM_E2E_EMERGENCY=1 runs it): with the source's broker down, kmm replicate's
+// lease sometimes expires before the mark is seen, or the flow is not stopped within --timeout,
+// and the stored progress then lags what is on B, which makes the reported RPO wrong. The stop
+// path during an outage is being reworked (issue 23); this test is the acceptance check.
+func TestFailoverEmergency(t *testing.T) {
+	if os.Getenv("KMM_E2E_EMERGENCY") == "" {
+		t.Skip("emergency failover's real-bed test is not reliable yet (see the comment); KMM_E2E_EMERGENCY=1 runs it")
+	}
+	bed := testbed.Attach(t)
+	al := newAliases()
+	topic := testbed.Unique(t, "foem")
+	const parts = 2
+	bed.A.CreateTopic(t, topic, parts, nil)
+	ab := al.A + "->" + al.B
+	group := testbed.Unique(t, "g")
+	props := interopProps(t, bed, al, 2, ab+".enabled = true", ab+".topics = "+regexp.QuoteMeta(topic))
+	data, err := os.ReadFile(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(props, []byte(strings.Replace(string(data), "groups = "+al.A+"-nogroup", "groups = "+regexp.QuoteMeta(group), 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	remote := al.A + "." + topic
+	k := startKMM(t, "replicate", props)
+	prod, err := app.StartProducer(bed.A.Bootstrap, topic, parts, 500, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := app.StartConsumer(bed.A.Bootstrap, group, topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testbed.Eventually(t, time.Minute, func() error {
+		if cons.Read() < 2000 {
+			return fmt.Errorf("consumer read %d", cons.Read())
+		}
+		return nil
+	})
+	seenA, err := cons.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With A up, emergency mode refuses and writes nothing.
+	if r := Run(t, "failover", props, "--flow", ab, "--mode", "emergency", "--group", group, "--yes"); r.Code != 3 || !strings.Contains(r.Stderr, "is reachable") {
+		t.Fatalf("emergency with the source up: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if v := readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]; v != nil {
+		t.Fatalf("flow state written: %s", v)
+	}
+	time.Sleep(3 * time.Second) // the group's last commit reaches a checkpoint (emitted every second)
+
+	// A goes down while the producer writes.
+	testbed.Script(t, "down", "A")
+	defer testbed.Script(t, "up", "A")
+	if _, err := prod.Stop(); err != nil {
+		t.Logf("producer stopped with %v (A is down)", err)
+	}
+	r := Run(t, "failover", props, "--flow", ab, "--mode", "emergency", "--group", group, "--timeout", "1m", "--yes", "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("emergency failover: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	var env struct {
+		Items []struct {
+			Partition    int32 `json:"partition"`
+			TargetOffset int64 `json:"target_offset"`
+			Rereads      int64 `json:"rereads"`
+		} `json:"items"`
+		RPO []struct {
+			Partition  int32 `json:"partition"`
+			SourceEnd  int64 `json:"source_end_snapshot"`
+			Replicated int64 `json:"replicated"`
+			RPO        int64 `json:"rpo_records"`
+		} `json:"rpo"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil || len(env.RPO) != parts || len(env.Items) != parts {
+		t.Fatalf("%v\n%s\n%s", err, r.Stdout, r.Stderr)
+	}
+	t.Logf("emergency failover: %s", tail(r.Stderr, 12))
+	for _, l := range strings.Split(k.Stderr(), "\n") {
+		if strings.Contains(l, "level=") {
+			t.Logf("replicate: %s", l)
+		}
+	}
+	if !strings.Contains(k.Stderr(), "marked FAILING_OVER") {
+		t.Logf("the replicate did not log the mark (it may have stopped on the outage):\n%s", tail(k.Stderr(), 10))
+	}
+	t.Logf("stored progress on B after the failover: %v", sourcePositions(t, bed.B, al.A, topic))
+	st, _ := flowstate.DecodeFlow(readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)])
+	if st == nil || st.State != flowstate.FailedOver || st.Mode != "emergency" || len(st.Cut) != parts {
+		t.Fatalf("flow state: %+v", st)
+	}
+	tEnds := endOffsets(t, bed.B, remote, parts)
+	var bound int64
+	for _, it := range env.Items {
+		if it.Rereads < 0 {
+			bound = -1
+			break
+		}
+		bound += it.Rereads
+	}
+	// The group resumes on B.
+	cB, err := app.StartConsumer(bed.B.Bootstrap, group, remote, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onB int64
+	for _, e := range tEnds {
+		onB += e
+	}
+	testbed.Eventually(t, time.Minute, func() error {
+		if got := int64(len(seenA)) + cB.Read(); got < onB {
+			return fmt.Errorf("read %d of the %d records on B", got, onB)
+		}
+		return nil
+	})
+	time.Sleep(time.Second)
+	seenB, err := cB.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B holds, per partition p, the first tEnds[p] records of A's partition p: seq p, p+2, ...
+	var lost, dup int64
+	for p := int64(0); p < parts; p++ {
+		for i := int64(0); i < tEnds[p]; i++ {
+			seq := p + parts*i
+			switch n := seenA[seq] + seenB[seq]; {
+			case n == 0:
+				lost++
+			case n > 1:
+				dup += int64(n - 1)
+			}
+		}
+	}
+	if lost > 0 || (bound >= 0 && dup > bound) {
+		t.Errorf("group on B: %d lost among the replicated records, %d re-read (bound %d)", lost, dup, bound)
+	}
+	t.Logf("re-read %d (reported bound %d)", dup, bound)
+
+	// A back: the records written on A and missing on B are what the report said, plus those
+	// written after the snapshot (which it says it cannot know).
+	testbed.Script(t, "up", "A")
+	aEnds := endOffsets(t, bed.A, topic, parts)
+	for _, row := range env.RPO {
+		p := row.Partition
+		if row.Replicated != tEnds[p] {
+			t.Errorf("partition %d: reported replicated position %d, B holds %d records", p, row.Replicated, tEnds[p])
+		}
+		actual := aEnds[p] - tEnds[p]
+		afterSnapshot := aEnds[p] - max(row.SourceEnd, row.Replicated)
+		if actual != row.RPO+afterSnapshot {
+			t.Errorf("partition %d: %d records missing on B, reported RPO %d + %d written after the snapshot", p, actual, row.RPO, afterSnapshot)
+		}
+		t.Logf("partition %d: RPO reported %d, missing on B %d (%d written after the snapshot)", p, row.RPO, actual, afterSnapshot)
+	}
+}
