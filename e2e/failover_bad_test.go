@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -58,6 +60,10 @@ func TestFailoverBadInputAndResume(t *testing.T) {
 		}
 	}
 	base := []string{"failover", props, "--mode", "planned", "--fence", "none", "--quiet-for", "1s", "--timeout", "1m"}
+	badDrill := filepath.Join(t.TempDir(), "drill.toml")
+	if err := os.WriteFile(badDrill, []byte("flow = \""+ab+"\"\n[fence]\nmethod = \"none\"\nquiet = \"10s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -68,7 +74,8 @@ func TestFailoverBadInputAndResume(t *testing.T) {
 		{"regex matching nothing", []string{"--flow", ab, "--groups", "nomatch-.*", "--yes"}, 2, "matches no group"},
 		{"unknown group", []string{"--flow", ab, "--group", "nosuchgroup", "--yes"}, 2, "nosuchgroup"},
 		{"no --yes without a terminal", []string{"--flow", ab}, 2, "--yes"},
-		{"emergency mode", []string{"--flow", ab, "--mode", "emergency", "--yes"}, 1, "not implemented"},
+		{"malformed drill plan", []string{"--plan", badDrill, "--yes"}, 2, badDrill + ":4: unknown key \"fence.quiet\""},
+		{"emergency mode with the source up", []string{"--flow", ab, "--mode", "emergency", "--yes"}, 3, "is reachable"},
 	} {
 		r := Run(t, append(base, c.args...)...)
 		if r.Code != c.code || !strings.Contains(r.Stderr, c.msg) {

@@ -41,6 +41,8 @@ type Options struct {
 	MaxRPO      int64 // --max-rpo-records (emergency; -1 off)
 	AcceptLoss  bool
 	ApplyOpts   cmdutil.ApplyOptions
+	// PreHook/PostHook are the drill plan's hook commands (sh -c).
+	PreHook, PostHook string
 }
 
 // Command returns `kmm failover`.
@@ -63,7 +65,8 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 Examples:
    kmm failover mirror-maker.properties --flow 'A->B' --mode planned --fence none --quiet-for 10s --dry-run
    kmm failover mirror-maker.properties --flow 'A->B' --mode planned --groups 'billing|orders-.*' --yes
-   kmm failover mirror-maker.properties --flow 'A->B' --mode planned --group billing --yes -o json`,
+   kmm failover mirror-maker.properties --flow 'A->B' --mode planned --group billing --yes -o json
+   kmm failover mirror-maker.properties --plan drill.toml --dry-run`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
 			append(cmdutil.FlowFlags(false),
 				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up) or emergency (the source is down); rehearse is not built yet"},
@@ -75,6 +78,7 @@ Examples:
 				&cli.DurationFlag{Name: "quiet-for", Value: 10 * time.Second, Usage: "with --fence none: wait until no source end offset has moved for this long (0: do not wait)"},
 				&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound of each wait (quiet source, drain, replicator stop)"},
 				&cli.BoolFlag{Name: "force", Usage: "also move groups that have members on the source or the target"},
+				&cli.StringFlag{Name: "plan", Usage: "a drill plan (TOML: flow, mode, groups, fence, gates, hooks; see testdata/drill/drill.toml); flags given win"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "print the plan, change nothing"},
 				&cli.BoolFlag{Name: "yes", Usage: "do not ask for confirmation (required when stdin is not a terminal)"},
 			)...),
@@ -87,10 +91,18 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Mode: c.String("mode"),
+			o := &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Mode: c.String("mode"),
 				Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"), Fence: c.String("fence"), QuietFor: c.Duration("quiet-for"),
 				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRPO: c.Int64("max-rpo-records"), AcceptLoss: c.Bool("accept-loss"),
-				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}, f)
+				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}
+			if path := c.String("plan"); path != "" {
+				d, err := LoadDrill(path)
+				if err != nil {
+					return err
+				}
+				d.apply(o, c.IsSet)
+			}
+			return Run(c.Context, o, f)
 		},
 	}
 }
@@ -191,7 +203,15 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	journal := &plan.TopicJournal{C: tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Clock}
 	defer journal.Close()
 	ex := &plan.Executor{Journal: journal, Actions: fo.Actions()}
+	if !o.ApplyOpts.DryRun {
+		if err := runHook(ctx, ios.ErrOut, "pre", o.PreHook); err != nil {
+			return err
+		}
+	}
 	applied, err := cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
+	if err == nil && !o.ApplyOpts.DryRun {
+		err = runHook(ctx, ios.ErrOut, "post", o.PostHook)
+	}
 	env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(),
 		Items: fo.Translated()}, Plan: p}
 	if applied != nil && applied.Report != nil {
