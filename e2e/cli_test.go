@@ -16,9 +16,9 @@ func TestBinaryVersionHelpAndExitCodes(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "EXIT CODES") || !strings.Contains(r.Stdout, "translate-offsets") {
 		t.Fatalf("--help: %+v", r)
 	}
-	r = Run(t, "failover", "mm2.properties")
-	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "failover: not implemented yet") {
-		t.Fatalf("failover: %+v", r)
+	r = Run(t, "failback", "mm2.properties")
+	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "failback: not implemented yet") {
+		t.Fatalf("failback: %+v", r)
 	}
 	r = Run(t, "--bogus")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "bogus") {

@@ -53,11 +53,22 @@ func TestVersion(t *testing.T) {
 }
 
 func TestNotImplementedExits1WithoutOutput(t *testing.T) {
-	for _, c := range []string{"failover", "failback"} {
+	for _, c := range []string{"failback"} {
 		code, out, errOut := run(c, "x.properties")
 		if code != 1 || out != "" || !strings.Contains(errOut, "not implemented yet") {
 			t.Errorf("%s: exit %d stdout %q stderr %q", c, code, out, errOut)
 		}
+	}
+}
+
+// failover is built: without --yes and without a terminal it refuses before reading anything
+// (exit 2); its rehearse mode is not built yet (exit 1).
+func TestFailoverBuilt(t *testing.T) {
+	if code, out, errOut := run("failover", "x.properties"); code != 2 || out != "" || !strings.Contains(errOut, "--yes") {
+		t.Errorf("failover without --yes: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := run("failover", "x.properties", "--mode", "rehearse", "--yes"); code != 1 || !strings.Contains(errOut, "not implemented yet") {
+		t.Errorf("failover --mode rehearse: exit %d stderr %q", code, errOut)
 	}
 }
 
