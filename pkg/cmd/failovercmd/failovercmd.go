@@ -47,7 +47,7 @@ type Options struct {
 
 // Command returns `kmm failover`.
 func Command(f *cmdutil.Factory) *cli.Command {
-	return &cli.Command{
+	return cmdutil.WithExamples(&cli.Command{
 		Name:      "failover",
 		Usage:     "make a flow's target the primary: drain, translate group offsets exactly, commit them, mark the flow failed over",
 		ArgsUsage: "mirror-maker.properties",
@@ -60,13 +60,7 @@ replicator of the flow is alive, translates each group's committed offset on the
 with the source's) and commits it to the same group on the target, then marks the flow
 FAILED_OVER with the cut. The groups' consumers must be stopped on both clusters.
 The plan is printed first; --dry-run stops there; a terminal asks, otherwise --yes is required.
-An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).
-
-Examples:
-   kmm failover mirror-maker.properties --flow 'A->B' --mode planned --fence none --quiet-for 10s --dry-run
-   kmm failover mirror-maker.properties --flow 'A->B' --mode planned --groups 'billing|orders-.*' --yes
-   kmm failover mirror-maker.properties --flow 'A->B' --mode planned --group billing --yes -o json
-   kmm failover mirror-maker.properties --plan drill.toml --dry-run`,
+An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
 			append(cmdutil.FlowFlags(false),
 				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up) or emergency (the source is down); rehearse is not built yet"},
@@ -104,7 +98,12 @@ Examples:
 			}
 			return Run(c.Context, o, f)
 		},
-	}
+	},
+		cmdutil.Example{What: "see the plan of a planned failover, change nothing", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode planned --fence none --quiet-for 10s --dry-run"},
+		cmdutil.Example{What: "fail over, moving the groups that match a regex", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode planned --groups 'billing|orders-.*' --yes"},
+		cmdutil.Example{What: "the source is down: fail over if at most 1000 records are lost", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode emergency --max-rpo-records 1000 --yes -o json"},
+		cmdutil.Example{What: "a DR drill from a reviewed file", Cmd: "kmm failover mirror-maker.properties --plan drill.toml --dry-run"},
+	)
 }
 
 // envelope is the JSON of failover.
