@@ -146,65 +146,40 @@ func writeJUnit(path string, reports []*verify.Report) error {
 	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }
 
-// logProgress writes scan progress on stderr: on a terminal a bar redrawn in place (5 times a
-// second at most), otherwise plain lines at most every 2 s and when a scan ends. It sits behind
-// verify.Progress, so a shared progress helper can replace it.
-type logProgress struct {
-	mu          sync.Mutex
-	w           io.Writer
-	tty         bool
-	what        string
-	total, done int64
-	start, last time.Time
+// scanProgress reports verify's scans through the one progress helper of pkg/iostreams (a bar
+// from schollz/progressbar on a terminal, plain lines on stderr otherwise): one Progress per
+// scan, started by verify.Progress's Start.
+type scanProgress struct {
+	mu  sync.Mutex
+	io  *iostreams.IOStreams
+	cur *iostreams.Progress
 }
 
-func newProgress(f *cmdutil.Factory) *logProgress {
-	return &logProgress{w: f.IO.ErrOut, tty: f.IO.IsStderrTTY()}
-}
+func newProgress(f *cmdutil.Factory) *scanProgress { return &scanProgress{io: f.IO} }
 
-func (p *logProgress) Start(what string, total int64) {
+func (p *scanProgress) Start(what string, total int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.what, p.total, p.done, p.start, p.last = what, total, 0, time.Now(), time.Now()
+	if p.cur != nil {
+		p.cur.Done()
+	}
+	p.cur = p.io.NewProgress(what, total, nil)
 }
 
-func (p *logProgress) Add(n int64) {
+func (p *scanProgress) Add(n int64) {
+	p.mu.Lock()
+	cur := p.cur
+	p.mu.Unlock()
+	if cur != nil {
+		cur.Add(n)
+	}
+}
+
+func (p *scanProgress) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done += n
-	if time.Since(p.last) >= 2*time.Second || (p.tty && time.Since(p.last) >= 200*time.Millisecond) {
-		p.print(false)
-	}
-}
-
-func (p *logProgress) Done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.what != "" && p.done > 0 {
-		p.print(true)
-	}
-	p.what = ""
-}
-
-func (p *logProgress) print(final bool) {
-	p.last = time.Now()
-	pct := ""
-	if p.total > 0 {
-		pct = fmt.Sprintf(" (%d%%)", min(100, 100*p.done/p.total))
-	}
-	rate := float64(p.done) / max(time.Since(p.start).Seconds(), 0.001)
-	line := fmt.Sprintf("kmm: %s: %d of ~%d%s, %.0f/s", p.what, p.done, p.total, pct, rate)
-	if p.tty && p.total > 0 {
-		const width = 30
-		n := int(min(width, width*p.done/p.total))
-		line = fmt.Sprintf("%s [%s%s] %d/%d%s %.0f/s", p.what, strings.Repeat("#", n), strings.Repeat(".", width-n), p.done, p.total, pct, rate)
-	}
-	switch {
-	case p.tty && !final:
-		fmt.Fprint(p.w, iostreams.EraseLine+line)
-	case p.tty:
-		fmt.Fprint(p.w, iostreams.EraseLine+line+"\n")
-	default:
-		fmt.Fprintln(p.w, line)
+	if p.cur != nil {
+		p.cur.Done()
+		p.cur = nil
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/verify"
 )
@@ -122,21 +124,21 @@ func TestRender(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
-	var b bytes.Buffer
-	p := &logProgress{w: &b}
+	ios, _, _, errb := iostreams.Test()
+	p := newProgress(cmdutil.NewTestFactory(ios, nil, time.Now))
 	p.Start("full: records read on both sides", 100)
 	p.Add(40)
 	p.Done()
-	if out := b.String(); !strings.Contains(out, "kmm: full: records read on both sides: 40 of ~100 (40%)") || strings.Contains(out, "\r") {
+	if out := errb.String(); !strings.Contains(out, "kmm: full: records read on both sides: 40/100 (40%) done") || strings.Contains(out, "\r") {
 		t.Fatalf("plain progress: %q", out)
 	}
-	b.Reset()
-	p = &logProgress{w: &b, tty: true}
+	ios, _, _, errb = iostreams.Test()
+	ios.SetTTY(false, false, true)
+	p = newProgress(cmdutil.NewTestFactory(ios, nil, time.Now))
 	p.Start("sample: anchors", 10)
-	p.last = time.Time{}
 	p.Add(5)
 	p.Done()
-	if out := b.String(); !strings.Contains(out, "\r") || !strings.Contains(out, "[###############...............] 5/10 (50%)") {
+	if out := errb.String(); !strings.Contains(out, "\r") || !strings.Contains(out, "sample: anchors") || strings.Contains(out, "kmm: sample") {
 		t.Fatalf("terminal progress: %q", out)
 	}
 }
