@@ -17,14 +17,14 @@ func TestDrillExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := &Options{Mode: "planned", Fence: "none", MaxRPO: -1}
-	d.apply(o, func(string) bool { return false })
+	applyDrill(d, o, func(string) bool { return false })
 	if o.Flow.Flow != "A->B" || len(o.Groups) != 2 || o.QuietFor != 10*time.Second || o.Timeout != 5*time.Minute || o.MaxRPO != 1000 ||
 		o.PreHook == "" || o.PostHook == "" {
 		t.Fatalf("%+v", o)
 	}
 	// A flag given on the command line wins.
 	o = &Options{Mode: "emergency"}
-	d.apply(o, func(name string) bool { return name == "mode" })
+	applyDrill(d, o, func(name string) bool { return name == "mode" })
 	if o.Mode != "emergency" {
 		t.Fatalf("mode %q", o.Mode)
 	}

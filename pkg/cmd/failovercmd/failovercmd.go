@@ -94,7 +94,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 				if err != nil {
 					return err
 				}
-				d.apply(o, c.IsSet)
+				applyDrill(d, o, c.IsSet)
 			}
 			return Run(c.Context, o, f)
 		},

@@ -5,14 +5,11 @@ package verifycmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"regexp"
-	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
+	"github.com/kmmproject/kmm/pkg/drill"
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/mm2conf"
@@ -38,32 +35,6 @@ type Options struct {
 	Parallel   int
 	Canary     time.Duration
 	Thresholds verify.Thresholds
-}
-
-// Drill is the [verify] table of a drill TOML file: the thresholds and level a drill gates on.
-// Flags given on the command line win.
-type Drill struct {
-	Verify struct {
-		Level            string   `toml:"level"`
-		MaxLagRecords    *int64   `toml:"max_lag_records"`
-		MaxLagTime       duration `toml:"max_lag_time"`
-		MaxCheckpointAge duration `toml:"max_checkpoint_age"`
-		MaxDuplicates    *int64   `toml:"max_duplicates"`
-	} `toml:"verify"`
-}
-
-type duration struct {
-	time.Duration
-	set bool
-}
-
-func (d *duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("%q is not a duration (e.g. \"30s\", \"5m\")", b)
-	}
-	d.Duration, d.set = v, true
-	return nil
 }
 
 // Command returns `kmm verify`.
@@ -140,28 +111,12 @@ unreachable, 2 for usage errors. Thresholds can also come from a drill file (--d
 	)
 }
 
-// tomlLine finds the line BurntSushi/toml names in a decoding (type) error.
-var tomlLine = regexp.MustCompile(`^toml: line (\d+)`)
-
-// applyDrill fills what the command line did not set from the drill file's [verify] table.
+// applyDrill fills what the command line did not set from the drill file's [verify] table (the
+// file is read strictly through pkg/drill: errors name file:line).
 func applyDrill(path string, o *Options, isSet func(string) bool) error {
-	var d Drill
-	md, err := toml.DecodeFile(path, &d)
+	d, err := drill.Load(path)
 	if err != nil {
-		const hint = `the [verify] table takes level = "full", max_lag_records = 1000, max_lag_time = "1m", max_checkpoint_age = "5m", max_duplicates = 0`
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return kerr.WithHint(kerr.New(kerr.Usage, "%s:%d: %s", path, pe.Position.Line, pe.Message), hint)
-		}
-		if m := tomlLine.FindStringSubmatch(err.Error()); m != nil {
-			return kerr.WithHint(kerr.New(kerr.Usage, "%s:%s: %s", path, m[1], strings.TrimSpace(tomlLine.ReplaceAllString(err.Error(), ""))), hint)
-		}
-		return kerr.WithHint(kerr.New(kerr.Usage, "%s: %v", path, err), hint)
-	}
-	for _, k := range md.Undecoded() {
-		if len(k) > 0 && k[0] == "verify" {
-			return kerr.WithHint(kerr.New(kerr.Usage, "%s: unknown key %s", path, k.String()), "the [verify] table knows level, max_lag_records, max_lag_time, max_checkpoint_age, max_duplicates")
-		}
+		return err
 	}
 	v := d.Verify
 	if v.Level != "" && !isSet("level") {
@@ -170,10 +125,10 @@ func applyDrill(path string, o *Options, isSet func(string) bool) error {
 	if v.MaxLagRecords != nil && !isSet("max-lag-records") {
 		o.Thresholds.MaxLagRecords = *v.MaxLagRecords
 	}
-	if v.MaxLagTime.set && !isSet("max-lag-time") {
+	if v.MaxLagTime.Set && !isSet("max-lag-time") {
 		o.Thresholds.MaxLagTime = v.MaxLagTime.Duration
 	}
-	if v.MaxCheckpointAge.set && !isSet("max-checkpoint-age") {
+	if v.MaxCheckpointAge.Set && !isSet("max-checkpoint-age") {
 		o.Thresholds.MaxCheckpointAge = v.MaxCheckpointAge.Duration
 	}
 	if v.MaxDuplicates != nil && !isSet("max-duplicates") && *v.MaxDuplicates >= 0 {

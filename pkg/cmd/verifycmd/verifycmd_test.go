@@ -44,9 +44,9 @@ func TestDrill(t *testing.T) {
 	}
 	for _, tc := range []struct{ text, want string }{
 		{"[verify]\nmax_lag_records = 10\nmax_lag_time = \n", p + ":3"},
-		{"[verify]\nmax_lag_time = \"soon\"\n", p + ":2: \"soon\" is not a duration"},
-		{"[verify]\n\nmax_lag_records = \"ten\"\n", p + ":3: (last key \"verify.max_lag_records\"): incompatible types"},
-		{"[verify]\nmax_lag = 5\n", "unknown key verify.max_lag"},
+		{"[verify]\nmax_lag_time = \"soon\"\n", p + ":2: verify.max_lag_time: \"soon\" is not a duration"},
+		{"[verify]\n\nmax_lag_records = \"ten\"\n", p + ":3: verify.max_lag_records: incompatible types"},
+		{"[verify]\nmax_lag = 5\n", p + ":2: unknown key \"verify.max_lag\""},
 	} {
 		err := applyDrill(write(tc.text), &Options{}, none)
 		if kerr.KindOf(err) != kerr.Usage || !strings.Contains(err.Error(), tc.want) {
