@@ -49,6 +49,9 @@ type FailoverOptions struct {
 	Force    bool          // commit groups active on T / S anyway
 	// Progress, if set, is told what a wait is waiting for (stderr lines).
 	Progress func(msg string)
+	// Meter, if set, starts a progress meter of the drain: total records to wait for, Set with
+	// the records replicated since, Done at the end (a bar on a terminal).
+	Meter func(what string, total int64) Meter
 	// Emergency: the source is down. No quiet wait, no drain: the plan marks the flow, waits for
 	// the replicators to stop it, commits what Translate returns and records Cut as the cut.
 	Emergency bool
@@ -57,6 +60,12 @@ type FailoverOptions struct {
 	// Cut (emergency) is the cut per source partition: the snapshot's source end, the replicated
 	// position, the target end.
 	Cut func(ctx context.Context) ([]flowstate.PartitionCut, error)
+}
+
+// Meter shows the progress of a long wait (iostreams.Progress satisfies it).
+type Meter interface {
+	Set(done int64)
+	Done()
 }
 
 // Failover plans and applies a planned failover of flow F (S->T): the steps and their Actions.
@@ -256,13 +265,26 @@ func (a drain) Check(ctx context.Context, _ plan.Step) (bool, error) {
 
 func (a drain) Apply(ctx context.Context, _ plan.Step) (map[string]int64, error) {
 	var first int64 = -1
+	var m Meter
 	err := a.fo.wait(ctx, "waiting for replication to reach the source's end", func() (bool, string, error) {
 		ok, left, err := a.fo.Drained(ctx)
+		if err != nil {
+			return false, "", err
+		}
 		if first < 0 {
 			first = left
+			if !ok && a.fo.Opt.Meter != nil {
+				m = a.fo.Opt.Meter(fmt.Sprintf("draining %s", a.fo.F.Name()), first)
+			}
 		}
-		return ok, fmt.Sprintf("%d record(s) not replicated yet", left), err
+		if m != nil {
+			m.Set(max(first-left, 0))
+		}
+		return ok, fmt.Sprintf("%d record(s) not replicated yet", left), nil
 	})
+	if m != nil {
+		m.Done()
+	}
 	return map[string]int64{"records_waited_for": max(first, 0)}, err
 }
 

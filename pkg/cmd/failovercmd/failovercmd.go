@@ -195,6 +195,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		return err
 	}
 	fo.Opt.Progress = func(msg string) { fmt.Fprintf(ios.ErrOut, "kmm: %s\n", msg) }
+	fo.Opt.Meter = func(what string, total int64) switchover.Meter { return ios.NewProgress(what, total, nil) }
 	p, err := fo.Plan()
 	if err != nil {
 		return err
