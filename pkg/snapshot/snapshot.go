@@ -7,7 +7,11 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +89,8 @@ func LagLive(ctx context.Context, open cluster.Opener, flows []*flow.Flow, topic
 		}
 		if live != nil {
 			q.Live = live(f)
+		} else {
+			q.Live = LeaseLive(ctx, tgt, f)
 		}
 		pos, err := Positions(ctx, q)
 		if err != nil {
@@ -389,4 +395,37 @@ func drState(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) (state
 		detail = fmt.Sprintf("epoch %d since %s, %s by %s, run %s", st.Epoch, st.At.Format(time.RFC3339), st.Mode, st.By, st.RunID)
 	}
 	return string(st.State), detail, alive
+}
+
+// LeaseLive takes live positions from the running `kmm replicate` that the flow's replicator
+// lease names (its --listen URL, in __kmm_state on the target), when no --endpoint was given.
+// A loopback URL counts only from the lease's own host. nil when no live replicator answers:
+// the caller falls back to what the target holds.
+func LeaseLive(ctx context.Context, tgt cluster.Cluster, f *flow.Flow) map[cluster.TP]lag.Observed {
+	recs, err := plan.ReadState(ctx, tgt)
+	if err != nil {
+		return nil
+	}
+	host, _ := os.Hostname()
+	now := time.Now()
+	for _, l := range flowstate.Leases(recs, f.Source, f.Target) {
+		if !l.Alive(now) || l.Listen == "" {
+			continue
+		}
+		if u, err := url.Parse(l.Listen); err != nil || (isLoopback(u.Hostname()) && l.Host != host && !strings.HasSuffix(l.Host, "@"+host)) {
+			continue
+		}
+		if m := LivePositions(ctx, l.Listen, f, now); m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
+func isLoopback(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
