@@ -5,7 +5,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/kmmproject/kmm/pkg/buildinfo.Version=$(VERSION) -X github.com/kmmproject/kmm/pkg/buildinfo.Commit=$(COMMIT)
 export CGO_ENABLED := 1
-TEST_TIMEOUT ?= 25m
+# The real-cluster e2e package runs ~40 tests one after another (outage, interop with MM2, failover);
+# its binary gets this bound as a whole.
+TEST_TIMEOUT ?= 50m
 
 .PHONY: help build test unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke
 
