@@ -193,6 +193,9 @@ func (k *stateKeeper) refresh(ctx context.Context) error {
 	if k.released {
 		return nil
 	}
+	if k.e.tgtW.isDown() {
+		return nil // nothing reaches the target; the next refresh after it returns renews the lease
+	}
 	f := k.e.flow
 	now := time.Now()
 	lease := &flowstate.Lease{Flow: f.Name(), Instance: k.instance, Host: userAtHost(), PID: os.Getpid(), Started: k.started.UTC(),
@@ -251,17 +254,31 @@ func (k *stateKeeper) release() {
 	k.released = true
 	k.mu.Unlock()
 	f := k.e.flow
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := k.prod.ProduceSync(ctx, []cluster.Record{{Topic: plan.StateTopic, Partition: 0,
-		Key: []byte(flowstate.LeaseKey(f.Source, f.Target, k.instance)), Value: nil, Timestamp: time.Now()}}); err != nil {
-		k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("releasing the lease of %s on %s: %v (it expires in %s)", f.Name(), f.Target, err, LeaseTTL)})
+	// The tombstone is a courtesy (the lease expires by itself): it never makes a stop wait for
+	// an unreachable target, and it waits at most leaseReleaseWait for a reachable one.
+	if k.e.tgtW.isDown() {
+		k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("the lease of %s on %s was not released: %s is unreachable (the lease expires in %s)", f.Name(), f.Target, f.Target, LeaseTTL)})
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseWait)
+		if _, err := k.prod.ProduceSync(ctx, []cluster.Record{{Topic: plan.StateTopic, Partition: 0,
+			Key: []byte(flowstate.LeaseKey(f.Source, f.Target, k.instance)), Value: nil, Timestamp: time.Now()}}); err != nil {
+			k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("releasing the lease of %s on %s: %v (it expires in %s)", f.Name(), f.Target, err, LeaseTTL)})
+		}
+		cancel()
 	}
 	k.cancel()
 	k.wg.Wait()
 	k.reader.Close()
-	k.prod.Close()
+	// Nothing to wait for: a tombstone still queued is purged (the lease expires anyway).
+	if p, ok := k.prod.(interface{ CloseWithin(time.Duration) int }); ok {
+		p.CloseWithin(0)
+	} else {
+		k.prod.Close()
+	}
 }
+
+// leaseReleaseWait bounds the lease tombstone written at a clean stop.
+const leaseReleaseWait = 2 * time.Second
 
 // isMarked returns the state that stopped a flow.
 func isMarked(err error) (*flowstate.Flow, bool) {
