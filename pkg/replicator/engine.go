@@ -222,7 +222,7 @@ func (r *Replicator) Run(ctx context.Context) error {
 				return
 			}
 			results[i] = e.drain(begin, deadline)
-			e.state.release()
+			e.state.release(deadline)
 		}(i, e)
 	}
 	dwg.Wait()
@@ -813,7 +813,7 @@ func (e *engine) stopForState(st *flowstate.Flow) {
 	e.closedByState = true // doClose (after the loop goroutines end) skips the heartbeater and the checkpointer
 	now := time.Now()
 	e.drain(now, now.Add(min(e.opt.ShutdownTimeout, 4*time.Second)))
-	e.state.release()
+	e.state.release(time.Now().Add(leaseReleaseWait))
 	if e.ckpt != nil {
 		go e.ckpt.close()
 	}
@@ -827,7 +827,7 @@ func (e *engine) close() { e.closeOnce.Do(e.doClose) }
 // goroutine may still use it). Producers purge what they still hold instead of waiting for
 // an unreachable cluster. Run bounds the whole in time (teardown).
 func (e *engine) doClose() {
-	e.state.release()
+	e.state.release(time.Now().Add(leaseReleaseWait)) // a no-op after a drain released it
 	for _, c := range e.copiers {
 		c.Close()
 	}

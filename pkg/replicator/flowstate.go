@@ -241,8 +241,9 @@ func (k *stateKeeper) ends() *flowstate.Ends {
 	return out
 }
 
-// release tombstones the lease (clean stop) and stops following the topic.
-func (k *stateKeeper) release() {
+// release tombstones the lease (clean stop) and stops following the topic. The tombstone waits
+// until deadline at most (and never past leaseReleaseWait): a stop keeps its bound.
+func (k *stateKeeper) release(deadline time.Time) {
 	if k == nil {
 		return
 	}
@@ -256,10 +257,14 @@ func (k *stateKeeper) release() {
 	f := k.e.flow
 	// The tombstone is a courtesy (the lease expires by itself): it never makes a stop wait for
 	// an unreachable target, and it waits at most leaseReleaseWait for a reachable one.
-	if k.e.tgtW.isDown() {
+	wait := min(leaseReleaseWait, time.Until(deadline))
+	switch {
+	case k.e.tgtW.isDown():
 		k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("the lease of %s on %s was not released: %s is unreachable (the lease expires in %s)", f.Name(), f.Target, f.Target, LeaseTTL)})
-	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseWait)
+	case wait <= 0:
+		k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("the lease of %s on %s was not released: the stop's time is up (the lease expires in %s)", f.Name(), f.Target, LeaseTTL)})
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		if _, err := k.prod.ProduceSync(ctx, []cluster.Record{{Topic: plan.StateTopic, Partition: 0,
 			Key: []byte(flowstate.LeaseKey(f.Source, f.Target, k.instance)), Value: nil, Timestamp: time.Now()}}); err != nil {
 			k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("releasing the lease of %s on %s: %v (it expires in %s)", f.Name(), f.Target, err, LeaseTTL)})
