@@ -97,16 +97,16 @@ func TestReplicateDiscoversTopicsAndPartitions(t *testing.T) {
 		}
 		return fmt.Errorf("HeartbeatFormatter shows no heartbeat keyed (A, B) in %d lines; first: %q", len(hb), hb[:min(len(hb), 3)])
 	})
-	syncs := bed.JavaConsole(t, bed.A, "mm2-offset-syncs.B.internal", "org.apache.kafka.connect.mirror.formatters.OffsetSyncFormatter", 100000)
-	var found bool
-	for _, l := range syncs {
-		if strings.Contains(l, "topicPartition="+later+"-") && strings.Contains(l, "upstreamOffset=") && strings.Contains(l, "downstreamOffset=") {
-			found = true
+	// The same for the offset syncs (the console consumer may time out on a busy machine).
+	testbed.Eventually(t, 90*time.Second, func() error {
+		syncs := bed.JavaConsole(t, bed.A, "mm2-offset-syncs.B.internal", "org.apache.kafka.connect.mirror.formatters.OffsetSyncFormatter", 100000)
+		for _, l := range syncs {
+			if strings.Contains(l, "topicPartition="+later+"-") && strings.Contains(l, "upstreamOffset=") && strings.Contains(l, "downstreamOffset=") {
+				return nil
+			}
 		}
-	}
-	if !found {
-		t.Fatalf("OffsetSyncFormatter shows no sync for %s among %d lines; first: %q", later, len(syncs), syncs[:min(3, len(syncs))])
-	}
+		return fmt.Errorf("OffsetSyncFormatter shows no sync for %s among %d lines; first: %q", later, len(syncs), syncs[:min(3, len(syncs))])
+	})
 }
 
 // A->B and B->A both enabled with the default policy: A.x reaches B, B.y reaches A, and
