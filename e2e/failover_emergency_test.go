@@ -20,15 +20,7 @@ import (
 // the flow. The group resumes on B with nothing lost among the replicated records and re-reads
 // within the reported bound; after A is back, the reported RPO is checked against the records
 // actually missing on B. With A up, emergency mode refuses (exit 3, nothing written).
-//
-// Not reliable yet (KMM_E2E_EMERGENCY=1 runs it): with the source's broker down, kmm replicate's
-// lease sometimes expires before the mark is seen, or the flow is not stopped within --timeout,
-// and the stored progress then lags what is on B, which makes the reported RPO wrong. The stop
-// path during an outage is being reworked (issue 23); this test is the acceptance check.
 func TestFailoverEmergency(t *testing.T) {
-	if os.Getenv("KMM_E2E_EMERGENCY") == "" {
-		t.Skip("emergency failover's real-bed test is not reliable yet (see the comment); KMM_E2E_EMERGENCY=1 runs it")
-	}
 	bed := testbed.Attach(t)
 	al := newAliases()
 	topic := testbed.Unique(t, "foem")

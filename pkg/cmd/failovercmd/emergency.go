@@ -112,7 +112,11 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 		if len(tps) == 0 {
 			return nil, 0, nil
 		}
-		pos, err := snapshot.Positions(ctx, snapshot.PositionQuery{Flow: f, Target: tgt, TPs: tps, SourceEnds: sourceEnds})
+		// The snapshot's ends are not the source's end now (SourceEnds: unknown, the source is
+		// down): records written between the last snapshot and the outage may be on the target
+		// too, and clamping the replicated position to the snapshot would under-state what the
+		// target holds (and so mis-state the RPO).
+		pos, err := snapshot.Positions(ctx, snapshot.PositionQuery{Flow: f, Target: tgt, TPs: tps})
 		if err != nil {
 			return nil, 0, err
 		}
@@ -195,7 +199,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 				if err != nil {
 					return nil, err
 				}
-				pos, err := snapshot.Positions(ctx, snapshot.PositionQuery{Flow: f, Target: tgt, TPs: tps, SourceEnds: sourceEnds})
+				pos, err := snapshot.Positions(ctx, snapshot.PositionQuery{Flow: f, Target: tgt, TPs: tps})
 				if err != nil {
 					return nil, err
 				}
