@@ -218,6 +218,9 @@ func (e *ErrUnknownFlow) Error() string {
 	return fmt.Sprintf("no flow %q (flows: %s)", e.Flow, strings.Join(e.Known, ", "))
 }
 
+// KeyMatches reports whether an explain KEY filter selects key k (see ExplainOptions.Keys).
+func KeyMatches(k string, filters []string) bool { return keyMatches(k, filters) }
+
 func keyMatches(k string, filters []string) bool {
 	if len(filters) == 0 {
 		return true

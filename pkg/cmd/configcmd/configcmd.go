@@ -189,6 +189,8 @@ func RunExplain(o *ExplainOptions, f *cmdutil.Factory) error {
 	if err != nil {
 		return kerr.Wrap(kerr.Usage, err)
 	}
+	// Show what `kmm replicate` uses: kmm's defaults and forced producer settings over MM2's.
+	cmdutil.OverlayReplicate(rep, o.Keys)
 	if err := checkSelection(io.ErrOut, cfg, o.Flow, o.Sections, o.Keys); err != nil {
 		return err
 	}
@@ -235,6 +237,7 @@ func checkSelection(errOut stdio.Writer, cfg *mm2conf.Config, flow string, secti
 		if err != nil {
 			return kerr.Wrap(kerr.Usage, err)
 		}
+		cmdutil.OverlayReplicate(r, []string{k})
 		n := 0
 		for _, f := range r.Flows {
 			for _, s := range f.Sections {

@@ -77,3 +77,54 @@ func TestExplainRefusesUnknownSectionsAndKeys(t *testing.T) {
 		}
 	}
 }
+
+// explain shows what `kmm replicate` uses, not MM2's defaults: kmm's own defaults (refresh
+// 10 s, offset flush 5 s) and the producer settings it forces, each with its reason.
+func TestExplainShowsWhatReplicateUses(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(p, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"+
+		"B.producer.acks = 1\nB.producer.max.in.flight.requests.per.connection = 50\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runConfig(t, false, "explain", "--flow", "A->B", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(key string) string {
+		section := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "-- ") {
+				section = l
+			}
+			producerKey := key == "acks" || strings.Contains(key, "idempotence") || strings.HasPrefix(key, "max.in.flight")
+			if producerKey && section != "-- target-producer (librdkafka)" {
+				continue
+			}
+			if f := strings.Fields(l); len(f) > 1 && f[0] == key {
+				return l
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct{ key, value, why string }{
+		{"refresh.topics.interval.seconds", "10", "kmm replicate default (MM2's: 600)"},
+		{"emit.checkpoints.interval.seconds", "5", "kmm replicate default (MM2's: 60)"},
+		{"offset.flush.interval.ms", "5000", "kmm replicate default (MM2's: 60000)"},
+		{"acks", "all", "kmm replicate forces acks=all"},
+		{"enable.idempotence", "true", "kmm replicate forces enable.idempotence=true"},
+		{"max.in.flight.requests.per.connection", "5", "caps max.in.flight"},
+	} {
+		r := row(c.key)
+		if f := strings.Fields(r); len(f) < 2 || f[1] != c.value || !strings.Contains(r, c.why) {
+			t.Errorf("%s: row %q, want value %s with origin %q\n%s", c.key, r, c.value, c.why, out)
+		}
+	}
+	// A key filter does not drag in the forced keys.
+	out, _, err = runConfig(t, false, "explain", "--flow", "A->B", p, "bootstrap.servers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "enable.idempotence") {
+		t.Errorf("filtered explain shows enable.idempotence:\n%s", out)
+	}
+}
