@@ -128,3 +128,38 @@ func TestExplainShowsWhatReplicateUses(t *testing.T) {
 		t.Errorf("filtered explain shows enable.idempotence:\n%s", out)
 	}
 }
+
+// The default output fits a terminal: a heartbeats-only flow is one line and long values are
+// elided; --wide (or --flow naming the flow) shows everything.
+func TestExplainHeartbeatsOnlyFlowsOneLineUnlessWide(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mm2.properties")
+	long := strings.Repeat("x", 100)
+	if err := os.WriteFile(p, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\nA->B.topics = "+long+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runConfig(t, false, "explain", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "== flow B->A"); n != 1 || !strings.Contains(out, "== flow B->A (heartbeats only: MM2 emits heartbeats into A, every 1 s;") {
+		t.Errorf("B->A is not one line:\n%s", out)
+	}
+	if strings.Count(out, "== flow ") != 2 || strings.Count(out, "\n-- connector") != 1 {
+		t.Errorf("heartbeats-only flow shows sections:\n%s", out)
+	}
+	if strings.Contains(out, long) || !strings.Contains(out, "(100 chars, --wide shows all)") {
+		t.Errorf("long value not elided:\n%s", out)
+	}
+	for _, args := range [][]string{{"explain", "--wide", p}, {"explain", "--flow", "B->A", p}} {
+		out, _, err := runConfig(t, false, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "== flow B->A (heartbeats only)\n") || strings.Contains(out, "--wide shows") {
+			t.Errorf("%v: not in full:\n%s", args, out)
+		}
+		if args[1] == "--wide" && !strings.Contains(out, long) {
+			t.Errorf("--wide: long value elided")
+		}
+	}
+}
