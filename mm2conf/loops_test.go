@@ -47,3 +47,23 @@ func TestReplicationLoopWarning(t *testing.T) {
 		})
 	}
 }
+
+// tasks.max beyond MaxPipelines: check says what kmm runs and why, and reports the cap.
+func TestTasksMaxCappedWarning(t *testing.T) {
+	cfg, _ := load(t, map[string]string{"mm2.properties": base + "A->B.enabled = true\ntasks.max = 2147483647\n"}, LoadOptions{})
+	got := diagStrings(cfg)
+	for _, w := range []string{"mm2.properties:5: warning: tasks.max = 2147483647: kmm runs at most 64 pipelines per flow", "MM2 caps its task count at run time at the number of partitions"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("diagnostics lack %q:\n%s", w, got)
+		}
+	}
+	for _, f := range NewCheckReport(cfg, ReportOptions{}).Flows {
+		if f.Name == "A->B" && (f.TasksMax != 2147483647 || f.Pipelines != MaxPipelines) {
+			t.Errorf("report: tasks_max %d, pipelines %d", f.TasksMax, f.Pipelines)
+		}
+	}
+	cfg, _ = load(t, map[string]string{"mm2.properties": base + "A->B.enabled = true\ntasks.max = 64\n"}, LoadOptions{})
+	if strings.Contains(diagStrings(cfg), "tasks.max") {
+		t.Errorf("warning at 64:\n%s", diagStrings(cfg))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,21 @@ func TestREADMEDefaults(t *testing.T) {
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("README's defaults table is out of date; it should read:\n%s\n\nit reads:\n%s", strings.Join(want, "\n"), strings.Join(rows, "\n"))
+	}
+}
+
+// tasks.max beyond what kmm runs is capped (config check warns, tasks-max-capped), not turned
+// into 2147483647 pipelines.
+func TestTasksMaxCapped(t *testing.T) {
+	for _, c := range []struct{ tasks, want int }{{2147483647, mm2conf.MaxPipelines}, {65, mm2conf.MaxPipelines}, {64, 64}, {8, 8}} {
+		flows, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\ntasks.max = "+strconv.Itoa(c.tasks)+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range flows {
+			if f.Name() == "A->B" && f.Tasks != c.want {
+				t.Errorf("tasks.max = %d: %d pipelines, want %d", c.tasks, f.Tasks, c.want)
+			}
+		}
 	}
 }
