@@ -67,3 +67,26 @@ func TestTasksMaxCappedWarning(t *testing.T) {
 		t.Errorf("warning at 64:\n%s", diagStrings(cfg))
 	}
 }
+
+// A negative interval turns its feature off, as MM2's Scheduler and connectors do, and check
+// says so with the line.
+func TestNegativeIntervalsDisableAsInMM2(t *testing.T) {
+	cfg, _ := load(t, map[string]string{"mm2.properties": base + "A->B.enabled = true\n" +
+		"emit.checkpoints.interval.seconds = -1\nrefresh.topics.interval.seconds = -5\nsync.topic.configs.interval.seconds = -1\nemit.heartbeats.interval.seconds = -1\nrefresh.groups.interval.seconds = -1\n"}, LoadOptions{})
+	f := cfg.Flow("A->B")
+	if ft := f.Features; ft.Checkpoints || ft.GroupOffsetSync || ft.RefreshTopics || ft.TopicConfigSync || ft.Heartbeats || ft.RefreshGroups || !ft.Data || !ft.ACLSync {
+		t.Errorf("features %+v: want checkpoints, group sync, topic refresh, config sync, heartbeats, group refresh off; data and ACL sync on", ft)
+	}
+	got := diagStrings(cfg)
+	for _, w := range []string{
+		"mm2.properties:5: warning: emit.checkpoints.interval.seconds = -1: MM2 treats a negative interval as off: no checkpoints are emitted",
+		"mm2.properties:6: warning: refresh.topics.interval.seconds = -5: MM2 treats a negative interval as off: the topics found at start are replicated, new topics and partitions are not picked up; kmm does the same",
+		"mm2.properties:7: warning: sync.topic.configs.interval.seconds = -1",
+		"mm2.properties:8: warning: emit.heartbeats.interval.seconds = -1",
+		"mm2.properties:9: warning: refresh.groups.interval.seconds = -1: MM2 treats a negative interval as off: only the groups found at start are checkpointed, new groups are not picked up; kmm differs",
+	} {
+		if strings.Count(got, w) != 1 {
+			t.Errorf("diagnostics lack %q (or repeat it):\n%s", w, got)
+		}
+	}
+}

@@ -264,3 +264,17 @@ func TestTasksMaxCapped(t *testing.T) {
 		}
 	}
 }
+
+// Negative intervals turn the feature off in kmm as in MM2 (they used to be replaced by kmm's
+// defaults, so kmm refreshed topics every 10 s and emitted checkpoints where MM2 does not).
+func TestNegativeIntervalsDisable(t *testing.T) {
+	flows, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\nrefresh.topics.interval.seconds = -1\nemit.checkpoints.interval.seconds = -1\nsync.topic.configs.enabled = true\nsync.topic.configs.interval.seconds = -1\nemit.heartbeats.interval.seconds = -1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flows {
+		if f.Name() == "A->B" && (f.RefreshTopics || f.EmitCheckpoints || f.SyncGroupOffsets || f.SyncTopicConfigs || f.EmitHeartbeats) {
+			t.Errorf("A->B: refresh %v, checkpoints %v, group sync %v, config sync %v, heartbeats %v; want all off", f.RefreshTopics, f.EmitCheckpoints, f.SyncGroupOffsets, f.SyncTopicConfigs, f.EmitHeartbeats)
+		}
+	}
+}
