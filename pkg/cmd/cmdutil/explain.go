@@ -54,6 +54,8 @@ func OverlayReplicate(r *mm2conf.ExplainReport, keys []string) {
 				sort.SliceStable(s.Entries, func(i, j int) bool { return s.Entries[i].Key < s.Entries[j].Key })
 			case mm2conf.RoleTargetProducer + " (librdkafka)":
 				overlayProducer(s, keys)
+			case mm2conf.RoleOffsetSyncsProducer + " (librdkafka)":
+				force(s, keys, "acks", "all", ReplicateRule+" forces acks=all", "; offset syncs are written with acks=all")
 			}
 		}
 	}
@@ -61,24 +63,7 @@ func OverlayReplicate(r *mm2conf.ExplainReport, keys []string) {
 
 func overlayProducer(s *mm2conf.ExplainSection, keys []string) {
 	const why = "; the replication producer is idempotent so records arrive once and in order per partition"
-	set := func(key, value, rule string) {
-		for i := range s.Entries {
-			if s.Entries[i].Key == key {
-				if s.Entries[i].Value == value {
-					return
-				}
-				was := s.Entries[i].Value
-				s.Entries[i].Value = value
-				s.Entries[i].Default = false
-				s.Entries[i].Origin = mm2conf.ExplainOrigin{Rule: rule + " (" + was + " replaced)" + why}
-				return
-			}
-		}
-		if !mm2conf.KeyMatches(key, keys) {
-			return
-		}
-		s.Entries = append(s.Entries, mm2conf.ExplainEntry{Key: key, Value: value, Origin: mm2conf.ExplainOrigin{Rule: rule + why}})
-	}
+	set := func(key, value, rule string) { force(s, keys, key, value, rule, why) }
 	set("acks", "all", ReplicateRule+" forces acks=all")
 	set("enable.idempotence", "true", ReplicateRule+" forces enable.idempotence=true")
 	for i := range s.Entries {
@@ -91,8 +76,24 @@ func overlayProducer(s *mm2conf.ExplainSection, keys []string) {
 		}
 		break
 	}
-	// Keep the section sorted by key, as mm2conf builds it.
-	sort.SliceStable(s.Entries, func(i, j int) bool { return s.Entries[i].Key < s.Entries[j].Key })
+}
+
+// force sets key to value in s with rule+why as its origin (naming the value it replaced), or
+// adds it when the explain KEY filter selects it; s stays sorted by key.
+func force(s *mm2conf.ExplainSection, keys []string, key, value, rule, why string) {
+	defer sort.SliceStable(s.Entries, func(i, j int) bool { return s.Entries[i].Key < s.Entries[j].Key })
+	for i := range s.Entries {
+		if e := &s.Entries[i]; e.Key == key {
+			if e.Value != value {
+				rule += " (" + e.Value + " replaced)"
+			}
+			e.Value, e.Default, e.Origin = value, false, mm2conf.ExplainOrigin{Rule: rule + why}
+			return
+		}
+	}
+	if mm2conf.KeyMatches(key, keys) {
+		s.Entries = append(s.Entries, mm2conf.ExplainEntry{Key: key, Value: value, Origin: mm2conf.ExplainOrigin{Rule: rule + why}})
+	}
 }
 
 func kmmDefault(d flow.Default) mm2conf.ExplainOrigin {

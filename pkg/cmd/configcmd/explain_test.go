@@ -83,7 +83,7 @@ func TestExplainRefusesUnknownSectionsAndKeys(t *testing.T) {
 func TestExplainShowsWhatReplicateUses(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "mm2.properties")
 	if err := os.WriteFile(p, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"+
-		"B.producer.acks = 1\nB.producer.max.in.flight.requests.per.connection = 50\n"), 0o600); err != nil {
+		"B.producer.acks = 1\nA.producer.acks = 1\nB.producer.max.in.flight.requests.per.connection = 50\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := runConfig(t, false, "explain", "--flow", "A->B", p)
@@ -100,6 +100,15 @@ func TestExplainShowsWhatReplicateUses(t *testing.T) {
 			if producerKey && section != "-- target-producer (librdkafka)" {
 				continue
 			}
+			if key == "offset-syncs acks" {
+				if section != "-- offset-syncs-producer (librdkafka)" {
+					continue
+				}
+				if strings.HasPrefix(l, "acks ") {
+					return "offset-syncs " + l
+				}
+				continue
+			}
 			if f := strings.Fields(l); len(f) > 1 && f[0] == key {
 				return l
 			}
@@ -113,9 +122,10 @@ func TestExplainShowsWhatReplicateUses(t *testing.T) {
 		{"acks", "all", "kmm replicate forces acks=all"},
 		{"enable.idempotence", "true", "kmm replicate forces enable.idempotence=true"},
 		{"max.in.flight.requests.per.connection", "5", "caps max.in.flight"},
+		{"offset-syncs acks", "all", "kmm replicate forces acks=all (1 replaced); offset syncs are written with acks=all"},
 	} {
 		r := row(c.key)
-		if f := strings.Fields(r); len(f) < 2 || f[1] != c.value || !strings.Contains(r, c.why) {
+		if f := strings.Fields(strings.TrimPrefix(r, "offset-syncs ")); len(f) < 2 || f[1] != c.value || !strings.Contains(r, c.why) {
 			t.Errorf("%s: row %q, want value %s with origin %q\n%s", c.key, r, c.value, c.why, out)
 		}
 	}
