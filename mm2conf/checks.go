@@ -456,6 +456,12 @@ func (c *Config) checkFlow(f *Flow, sink *diagSink) {
 	if !f.Enabled {
 		return
 	}
+	if n := f.Settings.TasksMax; n > MaxPipelines {
+		pos, key := at("tasks.max")
+		sink.warn("tasks-max-capped", pos, key,
+			fmt.Sprintf("tasks.max = %d: kmm runs at most %d pipelines per flow (each is a librdkafka consumer and producer with their own threads and connections); MM2 caps its task count at run time at the number of partitions it replicates, which kmm does not know before it starts, so partitions are spread over %d pipelines and any beyond the partition count stay idle", n, MaxPipelines, MaxPipelines),
+			fmt.Sprintf("set tasks.max to at most the number of partitions the flow replicates (kmm uses up to %d)", MaxPipelines))
+	}
 	for k, def := range defaultClasses {
 		if v, ok := conn[k]; ok && javaTrim(v.Resolved()) != def {
 			pos, key := at(k)

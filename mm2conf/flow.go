@@ -295,19 +295,50 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 		return
 	}
 
-	// Features.
+	// Features. A negative interval disables its feature in MM2: the connectors' Scheduler does
+	// not schedule a negative interval (scheduleRepeating/scheduleRepeatingDelayed return), and
+	// MirrorCheckpointConnector and MirrorHeartbeatConnector create no task for one.
 	ft := &f.Features
-	ft.Heartbeats = s.EmitHeartbeats
+	on := func(enabled bool, key string, interval time.Duration, what string, kmm ...string) bool {
+		if !enabled || interval >= 0 {
+			return enabled
+		}
+		if f.Enabled || key == "emit.heartbeats.interval.seconds" {
+			v := conn[key]
+			same := "kmm does the same"
+			if len(kmm) > 0 {
+				same = kmm[0]
+			}
+			msg := fmt.Sprintf("%s = %d: MM2 treats a negative interval as off: %s; %s", key, interval/time.Second, what, same)
+			for _, d := range sink.list { // a top-level key applies to every flow: say it once
+				if d.Code == "negative-interval" && d.Pos == v.Origin.Pos && d.Msg == msg {
+					return false
+				}
+			}
+			sink.warn("negative-interval", v.Origin.Pos, v.Origin.Key, msg,
+				"to turn it off, say so with its .enabled key; to keep it, give a positive interval")
+		}
+		return false
+	}
+	ft.Heartbeats = on(s.EmitHeartbeats, "emit.heartbeats.interval.seconds", s.EmitHeartbeatsInterval,
+		"no heartbeats are emitted (MirrorHeartbeatConnector creates no task)")
 	ft.OffsetSyncsLocation = s.OffsetSyncsTopicLocation
 	if f.Enabled {
 		ft.Data = true
-		ft.TopicConfigSync = s.SyncTopicConfigs
-		ft.ACLSync = s.SyncTopicACLs
+		ft.TopicConfigSync = on(s.SyncTopicConfigs, "sync.topic.configs.interval.seconds", s.SyncTopicConfigsInterval,
+			"topic configs are never synced")
+		ft.ACLSync = on(s.SyncTopicACLs, "sync.topic.acls.interval.seconds", s.SyncTopicACLsInterval,
+			"topic ACLs are never synced")
 		ft.OffsetSyncs = s.EmitOffsetSyncs
-		ft.RefreshTopics = s.RefreshTopics
-		ft.RefreshGroups = s.RefreshGroups
-		ft.Checkpoints = s.EmitCheckpoints && s.EmitOffsetSyncs
-		ft.GroupOffsetSync = ft.Checkpoints && s.SyncGroupOffsets
+		ft.RefreshTopics = on(s.RefreshTopics, "refresh.topics.interval.seconds", s.RefreshTopicsInterval,
+			"the topics found at start are replicated, new topics and partitions are not picked up")
+		ft.RefreshGroups = on(s.RefreshGroups, "refresh.groups.interval.seconds", s.RefreshGroupsInterval,
+			"only the groups found at start are checkpointed, new groups are not picked up",
+			"kmm differs: it finds groups as they commit offsets (it follows __consumer_offsets), new ones included")
+		ft.Checkpoints = on(s.EmitCheckpoints && s.EmitOffsetSyncs, "emit.checkpoints.interval.seconds", s.EmitCheckpointsInterval,
+			"no checkpoints are emitted and no group offsets synced (MirrorCheckpointConnector creates no task)")
+		ft.GroupOffsetSync = ft.Checkpoints && on(s.SyncGroupOffsets, "sync.group.offsets.interval.seconds", s.SyncGroupOffsetsInterval,
+			"group offsets are never synced to the target")
 	}
 	c.clientDiags(f, sink)
 }

@@ -549,6 +549,7 @@ func (c *Config) resolve(opts LoadOptions, env func(string) (string, bool), sink
 	}
 	c.checkClusters(sink)
 	c.checkNaming(sink)
+	c.checkLoops(sink)
 	used := map[string]bool{}
 	for _, e := range c.raw.all() {
 		for _, n := range providerNames(e.Value) {

@@ -10,6 +10,11 @@ import (
 	"github.com/kmmproject/kmm/mm2conf/clientconf"
 )
 
+// MaxPipelines is the most record pipelines kmm runs for one flow, whatever tasks.max says:
+// each is a librdkafka consumer and producer, and MM2 itself never runs more tasks than
+// partitions (a cap decided at run time). pkg/flow applies it; check warns above it.
+const MaxPipelines = 64
+
 // SchemaVersion of the JSON reports.
 const SchemaVersion = 1
 
@@ -60,19 +65,21 @@ type CheckIntervals struct {
 
 // CheckFlow is one row of `kmm config check`.
 type CheckFlow struct {
-	Name              string         `json:"name"`
-	Source            string         `json:"source"`
-	Target            string         `json:"target"`
-	Herder            string         `json:"herder"`
-	Enabled           bool           `json:"enabled"`
-	Topics            []string       `json:"topics"`
-	TopicsExclude     []string       `json:"topics_exclude"`
-	Groups            []string       `json:"groups"`
-	GroupsExclude     []string       `json:"groups_exclude"`
-	ReplicationPolicy string         `json:"replication_policy"`
-	Separator         string         `json:"separator"`
-	InternalSeparator string         `json:"internal_separator"`
-	TasksMax          int            `json:"tasks_max"`
+	Name              string   `json:"name"`
+	Source            string   `json:"source"`
+	Target            string   `json:"target"`
+	Herder            string   `json:"herder"`
+	Enabled           bool     `json:"enabled"`
+	Topics            []string `json:"topics"`
+	TopicsExclude     []string `json:"topics_exclude"`
+	Groups            []string `json:"groups"`
+	GroupsExclude     []string `json:"groups_exclude"`
+	ReplicationPolicy string   `json:"replication_policy"`
+	Separator         string   `json:"separator"`
+	InternalSeparator string   `json:"internal_separator"`
+	TasksMax          int      `json:"tasks_max"`
+	// Pipelines is what kmm runs: tasks.max capped at MaxPipelines.
+	Pipelines         int            `json:"pipelines"`
 	ReplicationFactor int            `json:"replication_factor"`
 	Features          CheckFeatures  `json:"features"`
 	Intervals         CheckIntervals `json:"intervals"`
@@ -132,7 +139,7 @@ func NewCheckReport(c *Config, opts ReportOptions) *CheckReport {
 			Name: f.Name(), Source: f.Source, Target: f.Target, Herder: f.HerderReason, Enabled: f.Enabled,
 			Topics: nonNil(s.Topics), TopicsExclude: nonNil(s.TopicsExclude), Groups: nonNil(s.Groups), GroupsExclude: nonNil(s.GroupsExclude),
 			ReplicationPolicy: shortClass(s.ReplicationPolicyClass), Separator: s.ReplicationPolicySeparator, InternalSeparator: s.InternalSeparator,
-			TasksMax: s.TasksMax, ReplicationFactor: s.ReplicationFactor,
+			TasksMax: s.TasksMax, Pipelines: min(s.TasksMax, MaxPipelines), ReplicationFactor: s.ReplicationFactor,
 			Features: CheckFeatures{Data: f.Features.Data, Checkpoints: f.Features.Checkpoints, GroupOffsetSync: f.Features.GroupOffsetSync,
 				Heartbeats: f.Features.Heartbeats, TopicConfigSync: f.Features.TopicConfigSync, ACLSync: f.Features.ACLSync,
 				OffsetSyncs: f.Features.OffsetSyncs, OffsetSyncsLocation: f.Features.OffsetSyncsLocation},
@@ -217,6 +224,9 @@ type ErrUnknownFlow struct {
 func (e *ErrUnknownFlow) Error() string {
 	return fmt.Sprintf("no flow %q (flows: %s)", e.Flow, strings.Join(e.Known, ", "))
 }
+
+// KeyMatches reports whether an explain KEY filter selects key k (see ExplainOptions.Keys).
+func KeyMatches(k string, filters []string) bool { return keyMatches(k, filters) }
 
 func keyMatches(k string, filters []string) bool {
 	if len(filters) == 0 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/kmmproject/kmm/mm2conf"
 )
 
 // Default is one default of a flow setting. The table below is the only place kmm's defaults
@@ -76,8 +78,11 @@ var Defaults = []Default{
 		"MM2 promotes delayed offset syncs at every offset commit; kmm every second, so a caught-up group translates exactly within about a second",
 		func(f *Flow) *time.Duration { return &f.SyncPromoteInterval }), "at every offset commit"),
 	{Key: "tasks.max", MM2: "1", KMM: "1", Why: "", fill: func(f *Flow) {
-		if f.Tasks < 1 { // the one clamp: values below 1 run one pipeline
+		if f.Tasks < 1 { // values below 1 run one pipeline
 			f.Tasks = 1
+		}
+		if f.Tasks > mm2conf.MaxPipelines { // config check warns (tasks-max-capped)
+			f.Tasks = mm2conf.MaxPipelines
 		}
 	}},
 	{Key: "offset.lag.max", MM2: "100", KMM: "100", fill: func(f *Flow) {

@@ -214,7 +214,7 @@ func (f *Flow) Selected(t string) bool {
 }
 
 // Validate checks what the engine and the commands rely on, fills every unset value from the
-// defaults table and clamps tasks.max to at least 1. The loader (FromMM2) calls it once; a flow
+// defaults table and clamps tasks.max to 1..mm2conf.MaxPipelines. The loader (FromMM2) calls it once; a flow
 // built by hand must call it before use. Calling it again changes nothing.
 func (f *Flow) Validate() error {
 	switch {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,35 @@ func TestREADMEDefaults(t *testing.T) {
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("README's defaults table is out of date; it should read:\n%s\n\nit reads:\n%s", strings.Join(want, "\n"), strings.Join(rows, "\n"))
+	}
+}
+
+// tasks.max beyond what kmm runs is capped (config check warns, tasks-max-capped), not turned
+// into 2147483647 pipelines.
+func TestTasksMaxCapped(t *testing.T) {
+	for _, c := range []struct{ tasks, want int }{{2147483647, mm2conf.MaxPipelines}, {65, mm2conf.MaxPipelines}, {64, 64}, {8, 8}} {
+		flows, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\ntasks.max = "+strconv.Itoa(c.tasks)+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range flows {
+			if f.Name() == "A->B" && f.Tasks != c.want {
+				t.Errorf("tasks.max = %d: %d pipelines, want %d", c.tasks, f.Tasks, c.want)
+			}
+		}
+	}
+}
+
+// Negative intervals turn the feature off in kmm as in MM2 (they used to be replaced by kmm's
+// defaults, so kmm refreshed topics every 10 s and emitted checkpoints where MM2 does not).
+func TestNegativeIntervalsDisable(t *testing.T) {
+	flows, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\nrefresh.topics.interval.seconds = -1\nemit.checkpoints.interval.seconds = -1\nsync.topic.configs.enabled = true\nsync.topic.configs.interval.seconds = -1\nemit.heartbeats.interval.seconds = -1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flows {
+		if f.Name() == "A->B" && (f.RefreshTopics || f.EmitCheckpoints || f.SyncGroupOffsets || f.SyncTopicConfigs || f.EmitHeartbeats) {
+			t.Errorf("A->B: refresh %v, checkpoints %v, group sync %v, config sync %v, heartbeats %v; want all off", f.RefreshTopics, f.EmitCheckpoints, f.SyncGroupOffsets, f.SyncTopicConfigs, f.EmitHeartbeats)
+		}
 	}
 }

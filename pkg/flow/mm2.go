@@ -80,7 +80,7 @@ func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
 		ReplicationFactor:        s.ReplicationFactor,
 		HeartbeatsReplication:    s.HeartbeatsReplication,
 		UseDefaultsFromSource:    s.UseDefaultsFrom == "source",
-		RefreshTopics:            s.RefreshTopics,
+		RefreshTopics:            mf.Features.RefreshTopics, // off for a negative interval, as in MM2
 		RefreshTopicsInterval:    s.RefreshTopicsInterval,
 		SyncTopicConfigs:         mf.Features.TopicConfigSync,
 		SyncConfigsInterval:      s.SyncTopicConfigsInterval,

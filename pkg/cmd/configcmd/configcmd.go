@@ -38,6 +38,8 @@ type ExplainOptions struct {
 	Topics    []string
 	Groups    []string
 	AllTopics bool
+	// Wide shows every flow in full and long values whole (the default fits a terminal).
+	Wide bool
 	// Ctx bounds --topics (Ctrl-C); nil: no bound beyond the command's own timeouts.
 	Ctx context.Context
 }
@@ -92,6 +94,7 @@ With --topics: the same for every topic of each flow's source cluster (connects 
 					&cli.StringSliceFlag{Name: "section", Usage: "only these `SECTION`s: connector, worker, or a client role such as source-consumer"},
 					&cli.StringSliceFlag{Name: "topic", Usage: "what each flow does with this source `TOPIC`, and why (repeatable; offline)"},
 					&cli.StringSliceFlag{Name: "group", Usage: "what each flow does with this consumer `GROUP`, and why (repeatable; offline)"},
+					&cli.BoolFlag{Name: "wide", Usage: "show everything: heartbeats-only flows in full (one line each otherwise) and long values whole"},
 					&cli.BoolFlag{Name: "topics", Usage: "list every topic of each flow's source cluster with what the flow does with it (connects to the source clusters)"}),
 				Action: func(c *cli.Context) error {
 					o, err := explainOptions(c)
@@ -161,7 +164,7 @@ func explainOptions(c *cli.Context) (*ExplainOptions, error) {
 		file.ConfigFile, args = args[0], args[1:]
 	}
 	o := &ExplainOptions{File: file, Output: out, Flow: c.String("flow"), Keys: args, Sections: c.StringSlice("section"),
-		Topics: c.StringSlice("topic"), Groups: c.StringSlice("group"), AllTopics: c.Bool("topics"), Ctx: c.Context}
+		Topics: c.StringSlice("topic"), Groups: c.StringSlice("group"), AllTopics: c.Bool("topics"), Wide: c.Bool("wide"), Ctx: c.Context}
 	if (len(o.Topics) > 0 || len(o.Groups) > 0 || o.AllTopics) && len(args) > 0 {
 		return nil, kerr.New(kerr.Usage, "KEY arguments (%s) do not go with --topic, --group or --topics", strings.Join(args, " "))
 	}
@@ -189,13 +192,16 @@ func RunExplain(o *ExplainOptions, f *cmdutil.Factory) error {
 	if err != nil {
 		return kerr.Wrap(kerr.Usage, err)
 	}
+	// Show what `kmm replicate` uses: kmm's defaults and forced producer settings over MM2's.
+	cmdutil.OverlayReplicate(rep, o.Keys)
 	if err := checkSelection(io.ErrOut, cfg, o.Flow, o.Sections, o.Keys); err != nil {
 		return err
 	}
 	if o.Output == "json" {
 		err = RenderJSON(io.Out, rep)
 	} else {
-		err = RenderExplainText(io.Out, rep)
+		// A flow asked for by name is shown in full.
+		err = RenderExplainTextWith(io.Out, rep, ExplainText{Wide: o.Wide || o.Flow != ""})
 	}
 	if err != nil {
 		return err
@@ -235,6 +241,7 @@ func checkSelection(errOut stdio.Writer, cfg *mm2conf.Config, flow string, secti
 		if err != nil {
 			return kerr.Wrap(kerr.Usage, err)
 		}
+		cmdutil.OverlayReplicate(r, []string{k})
 		n := 0
 		for _, f := range r.Flows {
 			for _, s := range f.Sections {

@@ -129,8 +129,46 @@ func renderDiagnostics(w io.Writer, ds []mm2conf.DiagnosticJSON, errs, warns int
 }
 
 // RenderExplainText writes one table per flow and section of `kmm config explain`, then the
-// diagnostics.
+// diagnostics: everything (--wide).
 func RenderExplainText(w io.Writer, r *mm2conf.ExplainReport) error {
+	return RenderExplainTextWith(w, r, ExplainText{Wide: true})
+}
+
+// ExplainText tunes the text of `kmm config explain`.
+type ExplainText struct {
+	// Wide shows everything. Otherwise the output fits a terminal: a flow that only emits
+	// heartbeats (MM2 runs one for each pair of clusters without an enabled flow) is one line,
+	// and values longer than MaxValue are elided.
+	Wide bool
+}
+
+// MaxValue is the longest value explain shows without --wide.
+const MaxValue = 60
+
+func heartbeatsLine(f mm2conf.ExplainFlow) string {
+	every := ""
+	n := 0
+	for _, s := range f.Sections {
+		n += len(s.Entries)
+		for _, e := range s.Entries {
+			if s.Name == "connector" && e.Key == "emit.heartbeats.interval.seconds" {
+				every = ", every " + e.Value + " s"
+			}
+		}
+	}
+	return fmt.Sprintf("== flow %s (heartbeats only: MM2 emits heartbeats into %s%s; %d settings, --wide shows them)\n", f.Name, f.Target, every, n)
+}
+
+func elide(v string, wide bool) string {
+	r := []rune(v)
+	if wide || len(r) <= MaxValue {
+		return v
+	}
+	return fmt.Sprintf("%s... (%d chars, --wide shows all)", string(r[:MaxValue-25]), len(r))
+}
+
+// RenderExplainTextWith writes `kmm config explain`'s text as t says.
+func RenderExplainTextWith(w io.Writer, r *mm2conf.ExplainReport, t ExplainText) error {
 	for i, f := range r.Flows {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
@@ -143,6 +181,12 @@ func RenderExplainText(w io.Writer, r *mm2conf.ExplainReport) error {
 			if f.Herder == "heartbeats" {
 				state = "heartbeats only"
 			}
+		}
+		if !t.Wide && !f.Enabled && f.Herder == "heartbeats" {
+			if _, err := io.WriteString(w, heartbeatsLine(f)); err != nil {
+				return err
+			}
+			continue
 		}
 		if _, err := fmt.Fprintf(w, "== flow %s (%s)\n", f.Name, state); err != nil {
 			return err
@@ -160,7 +204,7 @@ func RenderExplainText(w io.Writer, r *mm2conf.ExplainReport) error {
 				if e.Origin.Position != "" || e.Origin.Key != "" {
 					origin = strings.TrimSpace(e.Origin.Position + " " + e.Origin.Key + " (" + e.Origin.Rule + ")")
 				}
-				rows = append(rows, []string{e.Key, printable(e.Value), origin})
+				rows = append(rows, []string{e.Key, elide(printable(e.Value), t.Wide), origin})
 			}
 			if err := renderTable(w, []string{"KEY", "VALUE", "ORIGIN"}, rows); err != nil {
 				return err

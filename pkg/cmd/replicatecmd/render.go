@@ -23,6 +23,15 @@ type renderer struct {
 	status map[string]replicator.Event // last progress per flow
 	prev   map[string]replicator.Event
 	drawn  bool
+	// started counts flow_started events: an interrupt before the first is exit 130.
+	started int
+}
+
+// anyStarted reports whether a flow has started.
+func (r *renderer) anyStarted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started > 0
 }
 
 func newRenderer(out, errOut io.Writer, jsonOut, tty bool, log *slog.Logger) *renderer {
@@ -38,6 +47,9 @@ func newRenderer(out, errOut io.Writer, jsonOut, tty bool, log *slog.Logger) *re
 func (r *renderer) Emit(e replicator.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if e.Type == replicator.EvStarted {
+		r.started++
+	}
 	if r.json != nil {
 		_ = r.json.Encode(e)
 	}

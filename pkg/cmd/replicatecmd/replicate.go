@@ -4,6 +4,7 @@ package replicatecmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -102,11 +103,33 @@ __kmm_state on the target, refreshed every 5 s.`,
 	)
 }
 
-// Run runs `kmm replicate` until ctx ends or a signal arrives (then drains).
+// Run runs `kmm replicate` until ctx ends or a signal arrives (then drains). With -o json a
+// failure is also one NDJSON event on stdout ({"type":"error",...}, the schema of the engine's
+// events), so a consumer of the event stream learns why it ended.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	err := run(ctx, o, fac)
+	if err != nil && o.Output == "json" && kerr.KindOf(err) != kerr.Interrupted {
+		enc := json.NewEncoder(fac.IO.Out)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(errorEvent{Time: fac.Clock().UTC(), Type: replicator.EvError, Message: err.Error(), Hint: kerr.HintOf(err)})
+	}
+	return err
+}
+
+// errorEvent is replicator.Event's schema for the error that ends the command, with its hint.
+type errorEvent struct {
+	Time    time.Time            `json:"time"`
+	Type    replicator.EventType `json:"type"`
+	Flow    string               `json:"flow"`
+	Message string               `json:"message"`
+	Hint    string               `json:"hint,omitempty"`
+}
+
+func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if err := cmdutil.Validate(o); err != nil {
 		return err
 	}
+	parent := ctx
 	io, log := fac.IO, fac.Logger()
 	cfg, flows, err := fac.Flows(o.File)
 	if err != nil {
@@ -159,6 +182,10 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	for {
 		select {
 		case err := <-done:
+			if (signals > 0 || parent.Err() != nil) && !r.anyStarted() {
+				// Nothing ran: the interrupt is not a clean stop (exit 130, not 0).
+				return kerr.New(kerr.Interrupted, "interrupted before any flow started: nothing was replicated")
+			}
 			if signals > 0 {
 				fmt.Fprintf(io.ErrOut, "kmm: stopped %s after the signal\n", time.Since(stopAt).Round(100*time.Millisecond))
 			}

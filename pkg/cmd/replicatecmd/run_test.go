@@ -2,7 +2,9 @@ package replicatecmd
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,4 +73,51 @@ func TestReplicateRunAndDrain(t *testing.T) {
 	if err == nil || !strings.Contains(kerr.HintOf(err), "--listen-allow-remote") {
 		t.Fatalf("non-loopback --listen: %v", err)
 	}
+}
+
+// Interrupted before any flow started (clusters unreachable): exit 130, not 0.
+func TestReplicateInterruptedBeforeStartIs130(t *testing.T) {
+	p := writeUnreachable(t, "A->B.enabled = true\n")
+	io, _, _, _ := iostreams.Test()
+	sigs := make(chan os.Signal, 2)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), &Options{File: mm2conf.LoadOptions{ConfigFile: p}, Output: "text", ShutdownTimeout: time.Second,
+			ProgressInterval: -1, Signals: sigs}, cmdutil.NewTestFactory(io, rdkafka.Opener{}, time.Now))
+	}()
+	time.Sleep(300 * time.Millisecond)
+	sigs <- syscall.SIGINT
+	select {
+	case err := <-done:
+		if kerr.KindOf(err) != kerr.Interrupted {
+			t.Fatalf("interrupted before start: %v (kind %v), want exit 130", err, kerr.KindOf(err))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no return within 20s of the signal")
+	}
+}
+
+// -o json: a start-up failure is one JSON error event on stdout, with the message and hint.
+func TestReplicateJSONErrorEventAtStart(t *testing.T) {
+	p := writeUnreachable(t, "") // no flow enabled: refused at start
+	io, _, out, _ := iostreams.Test()
+	err := Run(context.Background(), &Options{File: mm2conf.LoadOptions{ConfigFile: p}, Output: "json", Signals: make(chan os.Signal)},
+		cmdutil.NewTestFactory(io, rdkafka.Opener{}, time.Now))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var ev struct{ Type, Message string }
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &ev) != nil || ev.Type != "error" || ev.Message != err.Error() {
+		t.Fatalf("stdout is not one error event for %q:\n%s", err, out)
+	}
+}
+
+func writeUnreachable(t *testing.T, extra string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(p, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\n"+extra), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
