@@ -79,7 +79,7 @@ func (r Reach) String() string {
 
 var (
 	afterSuffix  = regexp.MustCompile(`\s*\((after \d+ms in state|\d+ identical error).*\)\s*$`)
-	brokerPrefix = regexp.MustCompile(`^(\[thrd:[^\]]*\]: )?(\S+:\d+/(bootstrap|\d+|\S+): )?`)
+	brokerPrefix = regexp.MustCompile(`^(\[thrd:[^\]]*\]: )?((GroupCoordinator|TxnCoordinator)(/\d+)?: )?(\S+:\d+(/(bootstrap|\d+|\S+))?: )?`)
 )
 
 func cleanDetail(s string) string {

@@ -22,6 +22,9 @@ func TestReachability(t *testing.T) {
 			"connection refused", "Connect to ipv4#127.0.0.1:29292 failed: Connection refused"},
 		{&LogError{Level: 3, Tag: "FAIL", Msg: "[thrd:127.0.0.1:29292/1]: 127.0.0.1:29292/1: Connect to ipv4#127.0.0.1:29292 failed: Connection refused (after 0ms in state CONNECT)"},
 			"connection refused", "Connect to ipv4#127.0.0.1:29292 failed: Connection refused"},
+		// A group consumer's coordinator connection names itself first.
+		{&LogError{Level: 3, Tag: "FAIL", Msg: "GroupCoordinator: 127.0.0.1:29292: Connect to ipv4#127.0.0.1:29292 failed: Connection refused (after 0ms in state CONNECT)"},
+			"connection refused", "Connect to ipv4#127.0.0.1:29292 failed: Connection refused"},
 		{kafka.NewError(kafka.ErrTransport, "127.0.0.1:29292/1: Connect to ipv4#127.0.0.1:29292 failed: Connection refused (after 1ms in state CONNECT)", false),
 			"connection refused", "Connect to ipv4#127.0.0.1:29292 failed: Connection refused"},
 		{kafka.NewError(kafka.ErrResolve, "nohost:9092/bootstrap: Failed to resolve 'nohost:9092': Name or service not known (after 3ms in state CONNECT)", false),

@@ -416,6 +416,11 @@ func (e *engine) warnLimited(key string, err error, msg string) {
 		if _, reach := rdkafka.Reachability(err); reach {
 			return
 		}
+		// A call that got no answer in time is the cluster watch's to report (one WARN when
+		// the cluster is declared down), not one warning per call.
+		if errors.Is(err, context.DeadlineExceeded) {
+			return
+		}
 	}
 	if e.srcW.isDown() || e.tgtW.isDown() || e.syncsWatch().isDown() {
 		return
