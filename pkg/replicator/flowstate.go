@@ -260,7 +260,7 @@ func (k *stateKeeper) release(deadline time.Time) {
 	wait := min(leaseReleaseWait, time.Until(deadline))
 	switch {
 	case k.e.tgtW.isDown():
-		k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("the lease of %s on %s was not released: %s is unreachable (the lease expires in %s)", f.Name(), f.Target, f.Target, LeaseTTL)})
+		// Nothing to say beyond the cluster watch's WARN: the lease expires in LeaseTTL.
 	case wait <= 0:
 		k.e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("the lease of %s on %s was not released: the stop's time is up (the lease expires in %s)", f.Name(), f.Target, LeaseTTL)})
 	default:
