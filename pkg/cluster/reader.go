@@ -119,3 +119,35 @@ func (r *PartitionReader) Close() {
 		r.c = nil
 	}
 }
+
+// Timestamps reads the first record at or after each given offset and returns its timestamp
+// (ms since the epoch); partitions with nothing to read within 5 s are left out. Lag uses it
+// for the age of the oldest record not yet replicated.
+func Timestamps(ctx context.Context, c Cluster, at map[TP]int64) map[TP]int64 {
+	out := map[TP]int64{}
+	if len(at) == 0 {
+		return out
+	}
+	r, err := c.NewReader()
+	if err != nil {
+		return out
+	}
+	defer r.Close()
+	if err := r.Assign(at); err != nil {
+		return out
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(out) < len(at) && time.Now().Before(deadline) {
+		recs, err := r.Poll(ctx, 1000, 500*time.Millisecond)
+		if err != nil {
+			return out
+		}
+		for _, rec := range recs {
+			tp := TP{Topic: rec.Topic, Partition: rec.Partition}
+			if _, seen := out[tp]; !seen {
+				out[tp] = rec.Timestamp.UnixMilli()
+			}
+		}
+	}
+	return out
+}

@@ -111,43 +111,13 @@ func LagLive(ctx context.Context, open cluster.Opener, flows []*flow.Flow, topic
 			}
 			flowIns = append(flowIns, in)
 		}
-		oldest := oldestTimestamps(ctx, src, need)
+		oldest := cluster.Timestamps(ctx, src, need)
 		for i := range flowIns {
 			flowIns[i].OldestUnreplicatedMs = oldest[cluster.TP{Topic: flowIns[i].Topic, Partition: flowIns[i].Partition}]
 		}
 		ins = append(ins, flowIns...)
 	}
 	return lag.Compute(ins, time.Now()), nil
-}
-
-// oldestTimestamps reads one record at each given offset and returns its timestamp.
-func oldestTimestamps(ctx context.Context, src cluster.Cluster, at map[cluster.TP]int64) map[cluster.TP]int64 {
-	out := map[cluster.TP]int64{}
-	if len(at) == 0 {
-		return out
-	}
-	c, err := src.NewReader()
-	if err != nil {
-		return out
-	}
-	defer c.Close()
-	if err := c.Assign(at); err != nil {
-		return out
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(out) < len(at) && time.Now().Before(deadline) {
-		recs, err := c.Poll(ctx, 1000, 500*time.Millisecond)
-		if err != nil {
-			return out
-		}
-		for _, r := range recs {
-			tp := cluster.TP{Topic: r.Topic, Partition: r.Partition}
-			if _, seen := out[tp]; !seen {
-				out[tp] = r.Timestamp.UnixMilli()
-			}
-		}
-	}
-	return out
 }
 
 // Status collects the status of every flow. Unreachable clusters are recorded, not returned as

@@ -476,7 +476,7 @@ func (s *state) progress(ctx context.Context) {
 			need[p.tp] = p.next()
 		}
 	}
-	oldest := firstTimestamps(ctx, s.src, need)
+	oldest := cluster.Timestamps(ctx, s.src, need)
 	for _, p := range s.parts {
 		if !p.hasRemote {
 			s.add(Finding{Check: CheckPartitions, Status: Fail, Topic: p.tp.Topic, RemoteTopic: p.remote.Topic, Partition: P(p.tp.Partition),
@@ -676,36 +676,6 @@ func (s *state) checkpoints(ctx context.Context) error {
 		s.add(Finding{Check: CheckCheckpoints, Status: OK, Reason: "no group has checkpoints for this flow"})
 	}
 	return nil
-}
-
-// firstTimestamps reads one record at each given offset and returns its timestamp (ms).
-func firstTimestamps(ctx context.Context, c cluster.Cluster, at map[cluster.TP]int64) map[cluster.TP]int64 {
-	out := map[cluster.TP]int64{}
-	if len(at) == 0 {
-		return out
-	}
-	r, err := c.NewReader()
-	if err != nil {
-		return out
-	}
-	defer r.Close()
-	if err := r.Assign(at); err != nil {
-		return out
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(out) < len(at) && time.Now().Before(deadline) {
-		recs, err := r.Poll(ctx, 1000, 300*time.Millisecond)
-		if err != nil {
-			return out
-		}
-		for _, rec := range recs {
-			tp := cluster.TP{Topic: rec.Topic, Partition: rec.Partition}
-			if _, seen := out[tp]; !seen {
-				out[tp] = rec.Timestamp.UnixMilli()
-			}
-		}
-	}
-	return out
 }
 
 // tail reads up to n last records of every partition of topic.
