@@ -17,9 +17,8 @@ help: ## list targets
 build: ## build bin/kmm (cgo, bundled librdkafka)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kmm ./cmd/kmm
 
-test: build testbed-up ## unit + real-cluster tests (starts the test bed if it is not running)
-	KMM_REQUIRE_TESTBED=1 KMM_REQUIRE_JARS=1 KMM_REQUIRE_TOOLS=1 KMM_BIN=$(CURDIR)/bin/kmm \
-	  $(GO) test -p 1 -count=1 -timeout $(TEST_TIMEOUT) ./...
+test: build testbed-up ## unit + real-cluster tests (starts the test bed if it is not running; KMM_TEST_SHARDS=2: e2e in two halves on two beds)
+	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) KMM_BIN=$(CURDIR)/bin/kmm scripts/test.sh
 
 unit: ## fast tests: unit, command and in-process kfake tiers (-short: no real bed, no Java/keytool cross-checks; make test runs those)
 	$(GO) test -short -count=1 ./...
