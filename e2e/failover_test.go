@@ -81,19 +81,18 @@ func failoverPlanned(t *testing.T, pol string) {
 	}
 	t.Logf("%s: %d records written on A; caught-up group read %d, behind group read %d", pol, n, len(seenCA), len(seenBA))
 
+	// Everything replicated before the rehearsal (planned mode drains; a rehearsal measures now).
+	waitCount(t, bed.B, remote, parts, int(n), 2*time.Minute)
+	rh := rehearseBeforePlanned(t, bed, al, props, []string{caught, behind}, pol == "default", "--flow", ab, "--group", caught, "--group", behind)
+
 	r := Run(t, "failover", props, "--flow", ab, "--mode", "planned", "--group", caught, "--group", behind,
 		"--fence", "none", "--quiet-for", "2s", "--timeout", "2m", "--yes", "-o", "json")
 	if r.Code != 0 {
 		t.Fatalf("failover: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	var env struct {
-		Items []struct {
-			Group   string `json:"group"`
-			Exact   bool   `json:"exact"`
-			Rereads int64  `json:"rereads"`
-			Why     string `json:"why"`
-		} `json:"items"`
-		RTO int64 `json:"rto_ms"`
+		Items []translation `json:"items"`
+		RTO   int64         `json:"rto_ms"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
 		t.Fatalf("%v\n%s", err, r.Stdout)
@@ -115,6 +114,7 @@ func failoverPlanned(t *testing.T, pol string) {
 	if err != nil || st == nil || st.State != flowstate.FailedOver || st.Epoch != 2 || len(st.Cut) != parts || st.RunID == "" {
 		t.Fatalf("flow state on B: %+v (%v)", st, err)
 	}
+	matchRehearsal(t, rh, env.Items, st.Cut)
 	if stA, _ := flowstate.DecodeFlow(readState(t, bed.A)[flowstate.FlowKey(al.A, al.B)]); stA == nil || stA.Epoch != 2 {
 		t.Errorf("flow state copy on A: %+v", stA)
 	}

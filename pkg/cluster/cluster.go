@@ -178,6 +178,9 @@ type Groups interface {
 	ListGroupOffsets(ctx context.Context, group string) (map[TP]OffsetMeta, error)
 	// AlterGroupOffsets commits offsets for a group that has no active members.
 	AlterGroupOffsets(ctx context.Context, group string, offsets map[TP]OffsetMeta) error
+	// DeleteGroups deletes groups that have no active members; a group that does not exist is
+	// not an error (already deleted).
+	DeleteGroups(ctx context.Context, ids ...string) error
 }
 
 // Admin is every admin operation kmm uses on one cluster.

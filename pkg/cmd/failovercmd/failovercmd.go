@@ -60,10 +60,19 @@ replicator of the flow is alive, translates each group's committed offset on the
 with the source's) and commits it to the same group on the target, then marks the flow
 FAILED_OVER with the cut. The groups' consumers must be stopped on both clusters.
 The plan is printed first; --dry-run stops there; a terminal asks, otherwise --yes is required.
-An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).`,
+An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).
+
+--mode rehearse (a drill with no downtime): translates every group as planned mode would now,
+commits the offsets to shadow groups kmm-rehearse.<group> on the target (the real groups are not
+touched, their consumers may keep running), reads the record at each shadow position and
+compares it (key, value, headers, timestamp) with the record at the group's position on the
+source, reports what a failover now would cost (records not replicated yet, exact or bound per
+group partition, translate and commit times), then deletes the shadow groups. No fence, no flow
+state. An interrupted rehearsal's shadow groups are deleted by the next one. Exit 3 when a
+position translated as exact does not hold the group's next record.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
 			append(cmdutil.FlowFlags(false),
-				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up) or emergency (the source is down); rehearse is not built yet"},
+				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up), emergency (the source is down) or rehearse (a drill: shadow groups only, nothing else changes)"},
 				&cli.Int64Flag{Name: "max-rpo-records", Value: -1, Usage: "emergency: refuse (exit 3, nothing changed) when more records than this are known not to be on the target"},
 				&cli.BoolFlag{Name: "accept-loss", Usage: "emergency: fail over even when a gate (--max-rpo-records, no end-offset snapshot) fails"},
 				&cli.StringSliceFlag{Name: "group", Usage: "move these groups (default: the flow's groups filter)"},
@@ -102,6 +111,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 		cmdutil.Example{What: "see the plan of a planned failover, change nothing", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode planned --fence none --quiet-for 10s --dry-run"},
 		cmdutil.Example{What: "fail over, moving the groups that match a regex", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode planned --groups 'billing|orders-.*' --yes"},
 		cmdutil.Example{What: "the source is down: fail over if at most 1000 records are lost", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode emergency --max-rpo-records 1000 --yes -o json"},
+		cmdutil.Example{What: "rehearse a failover without downtime: shadow groups only, deleted afterwards", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode rehearse --yes -o json"},
 		cmdutil.Example{What: "a DR drill from a reviewed file", Cmd: "kmm failover mirror-maker.properties --plan drill.toml --dry-run"},
 	)
 }
@@ -131,16 +141,18 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	start := time.Now()
 	ios := fac.IO
 	switch o.Mode {
-	case "planned", "emergency":
-	case "rehearse":
-		return kerr.New(kerr.NotImplemented, "failover --mode %s: not implemented yet (planned mode is)", o.Mode)
+	case "planned", "emergency", "rehearse":
 	default:
-		return kerr.WithHint(kerr.New(kerr.Usage, "--mode %q: unknown", o.Mode), "use --mode planned")
+		return kerr.WithHint(kerr.New(kerr.Usage, "--mode %q: unknown", o.Mode), "use --mode planned, emergency or rehearse")
 	}
 	if o.Fence != "none" && o.Mode == "planned" {
 		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: not available yet", o.Fence), "stop the source's writers yourself and use --fence none --quiet-for 10s")
 	}
-	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, "failover changes the flow's state and the groups' offsets on the target"); err != nil {
+	what := "failover changes the flow's state and the groups' offsets on the target"
+	if o.Mode == "rehearse" {
+		what = "failover --mode rehearse commits and deletes shadow groups (" + switchover.ShadowPrefix + "<group>) on the target"
+	}
+	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, what); err != nil {
 		return err
 	}
 	var groupMatch func(string) bool
@@ -196,6 +208,9 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	}
 	fo.Opt.Progress = func(msg string) { fmt.Fprintf(ios.ErrOut, "kmm: %s\n", msg) }
 	fo.Opt.Meter = func(what string, total int64) switchover.Meter { return ios.NewProgress(what, total, nil) }
+	if o.Mode == "rehearse" {
+		return runRehearse(ctx, o, fac, fo, start)
+	}
 	p, err := fo.Plan()
 	if err != nil {
 		return err
@@ -336,7 +351,7 @@ func preflight(ctx context.Context, o *Options, f *flow.Flow, src, tgt cluster.C
 	if o.GroupsRegex != "" && len(groups) == 0 {
 		return nil, kerr.New(kerr.Usage, "--groups %q matches no group with committed offsets on %s for the topics of %s", o.GroupsRegex, f.Source, f.Name())
 	}
-	if len(groups) > 0 {
+	if len(groups) > 0 && o.Mode != "rehearse" { // a rehearsal has no downtime: the groups keep running
 		for _, side := range []struct {
 			c     cluster.Cluster
 			alias string
