@@ -90,7 +90,7 @@ func shadowGroupsLeft(t *testing.T, c testbed.Cluster, groups ...string) []strin
 }
 
 // rehearseBeforePlanned runs kmm failover --mode rehearse on the stopped application of a
-// planned-failover test (args select the flow and groups; extra: mode-specific options) and
+// planned-failover test (args select the mode, the flow and the groups, or a drill file) and
 // checks: exit 0, every shadow position's record equals the group's next record on the source
 // (or both at the end), the real groups' offsets on B unchanged, no shadow group left, the flow
 // state untouched. With interrupt, a first rehearsal is SIGKILLed after its first shadow commit:
@@ -99,7 +99,7 @@ func rehearseBeforePlanned(t *testing.T, bed *testbed.Bed, al aliases, props str
 	t.Helper()
 	before := groupOffsetsOn(t, bed.B, groups...)
 	stateBefore := readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]
-	base := append([]string{"failover", props, "--mode", "rehearse", "--yes", "-o", "json"}, args...)
+	base := append([]string{"failover", props, "--yes", "-o", "json"}, args...)
 	if interrupt {
 		// Steps: clean-before, commit group 1, ...: pause after the first shadow commit.
 		first := startKMMEnv(t, []string{"KMM_TEST_PAUSE_AFTER_STEP=2"}, base...)

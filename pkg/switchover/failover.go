@@ -167,6 +167,23 @@ func (fo *Failover) Translated() []ExactOffset {
 	return slices.Clone(fo.translated)
 }
 
+// Cut returns the cut per source partition (source end and target end when translated), in
+// the order of TPs; nil before the translation.
+func (fo *Failover) Cut() []CutPartition {
+	fo.mu.Lock()
+	defer fo.mu.Unlock()
+	if fo.cut == nil {
+		return nil
+	}
+	out := make([]CutPartition, 0, len(fo.TPs))
+	for _, tp := range fo.TPs {
+		if c, ok := fo.cut[tp]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // ends reads the flow's source end offsets.
 func (fo *Failover) ends(ctx context.Context) (map[cluster.TP]int64, error) {
 	res, err := fo.Src.ListOffsets(ctx, fo.TPs, cluster.Latest)
