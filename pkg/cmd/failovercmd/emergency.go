@@ -71,6 +71,11 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	if !o.Force {
+		if pr := mm2Problem(pctx, fac, f, ios.ErrOut); pr != "" {
+			return kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", pr)
+		}
+	}
 	st, err := switchover.ReadFlowState(pctx, f, tgt, nil)
 	if err != nil {
 		return err

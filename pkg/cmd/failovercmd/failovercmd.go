@@ -220,7 +220,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	}
 	defer tgt.Close()
 
-	fo, err := preflight(ctx, o, f, src, tgt, groupMatch)
+	fo, err := preflight(ctx, o, fac, f, src, tgt, groupMatch)
 	if err != nil {
 		return err
 	}
@@ -327,7 +327,7 @@ func writeReport(o *Options, errOut io.Writer, e *Evidence, err error) error {
 
 // preflight reads both clusters and refuses (exit 3, nothing written) what would make the
 // failover wrong; it returns the failover to plan.
-func preflight(ctx context.Context, o *Options, f *flow.Flow, src, tgt cluster.Cluster, groupMatch func(string) bool) (*switchover.Failover, error) {
+func preflight(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Flow, src, tgt cluster.Cluster, groupMatch func(string) bool) (*switchover.Failover, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	st, err := switchover.ReadFlowState(ctx, f, tgt, src)
@@ -436,6 +436,11 @@ func preflight(ctx context.Context, o *Options, f *flow.Flow, src, tgt cluster.C
 					problems = append(problems, fmt.Sprintf("group %s has %d member(s) on %s: stop its consumers first (or --force)", d.ID, d.Members, side.alias))
 				}
 			}
+		}
+	}
+	if o.Mode != "rehearse" && !o.Force { // a rehearsal changes nothing MM2 writes: it may run
+		if pr := mm2Problem(ctx, fac, f, fac.IO.ErrOut); pr != "" {
+			problems = append(problems, pr)
 		}
 	}
 	if o.MaxCkAge > 0 && len(groups) > 0 {

@@ -31,9 +31,9 @@ func evidenceFixture() *Evidence {
 	}}
 	return &Evidence{Mode: "planned", Flow: "A->B", Source: "A", Target: "B", By: "alice@ops-1", KMM: "1.2.3", Started: t0, Generated: *at(2000),
 		Confirmation: "--yes", Plan: p, Run: run, RTOMillis: 1650, RTONote: "start to the last group commit: consumers may resume on B",
-		RPO:      []RPOLine{{Topic: "orders", Partition: 0, SourceEnd: 100, Replicated: 100, How: "drained (exact)"}, {Topic: "orders", Partition: 1, SourceEnd: 80, Replicated: 80, How: "drained (exact)"}},
-		RPONote:  "drained: every source record is on B",
-		CkAges:   []CheckpointAge{{Group: "billing", Newest: t0.Add(-time.Minute), AgeMs: 60000, Behind: true, Stale: false}},
+		RPO:     []RPOLine{{Topic: "orders", Partition: 0, SourceEnd: 100, Replicated: 100, How: "drained (exact)"}, {Topic: "orders", Partition: 1, SourceEnd: 80, Replicated: 80, How: "drained (exact)"}},
+		RPONote: "drained: every source record is on B",
+		CkAges:  []CheckpointAge{{Group: "billing", Newest: t0.Add(-time.Minute), AgeMs: 60000, Behind: true, Stale: false}},
 		Translations: []switchover.ExactOffset{
 			{Group: "billing", Topic: "orders", Partition: 0, RemoteTopic: "A.orders", SourceOffset: 90, TargetOffset: 90, Exact: true, Why: "record at 90 on the target equals the record at 90 on the source"},
 			{Group: "billing", Topic: "orders", Partition: 1, RemoteTopic: "A.orders", SourceOffset: 70, TargetOffset: 71, Rereads: 3, Why: "duplicates on the target: re-reads ≤ 3, no skip"},
