@@ -64,8 +64,10 @@ type RehearsePartition struct {
 	Replicated       int64  `json:"replicated"`
 	ReplicatedSource string `json:"replicated_source"`
 	ReplicatedExact  bool   `json:"replicated_exact"`
-	// NotReplicated: records a planned failover would wait for (drain) and an emergency failover
-	// now would lose (its RPO on this partition).
+	// NotReplicated: records not known to be on the target (source end − replicated position):
+	// what a planned failover would wait for (drain) and an emergency failover now would lose at
+	// most (its RPO on this partition). Exactly that many when ReplicatedExact; an upper bound
+	// otherwise (the replicated position is a lower bound of the truth).
 	NotReplicated int64 `json:"not_replicated"`
 }
 
@@ -127,10 +129,12 @@ func (r *Rehearsal) Prepare(ctx context.Context) error {
 		return err
 	}
 	var parts []RehearsePartition
-	next := map[cluster.TP]int64{}
+	next := map[cluster.TP]int64{} // exact replicated positions only
 	for _, tp := range fo.TPs {
 		p := pos[tp].Position
-		next[tp] = p.Next
+		if p.Exact {
+			next[tp] = p.Next
+		}
 		parts = append(parts, RehearsePartition{Topic: tp.Topic, Partition: tp.Partition, SourceEnd: ends[tp], Replicated: p.Next,
 			ReplicatedSource: p.Source, ReplicatedExact: p.Exact, NotReplicated: max(0, ends[tp]-p.Next)})
 	}
@@ -139,8 +143,8 @@ func (r *Rehearsal) Prepare(ctx context.Context) error {
 		return err
 	}
 	for i, e := range tr {
-		n := next[cluster.TP{Topic: e.Topic, Partition: e.Partition}]
-		if e.SourceOffset > n {
+		n, ok := next[cluster.TP{Topic: e.Topic, Partition: e.Partition}]
+		if ok && e.SourceOffset > n {
 			tr[i].Why = fmt.Sprintf("the group is %d record(s) ahead of replication (replicated to %d): a planned failover drains them first; an emergency failover now loses them (the group read them on the source); %s",
 				e.SourceOffset-n, n, e.Why)
 		}

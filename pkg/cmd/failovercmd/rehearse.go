@@ -15,8 +15,9 @@ import (
 
 // Prediction is what a failover now would cost, as far as a rehearsal can know it.
 type Prediction struct {
-	// NotReplicated: records a planned failover's drain waits for, and an emergency failover
-	// now would lose (its RPO), summed over the flow's partitions.
+	// NotReplicated: records not known to be on the target, summed over the flow's partitions:
+	// what a planned failover's drain waits for, and at most what an emergency failover now
+	// would lose (exactly that when every partition's replicated position is exact).
 	NotReplicated int64 `json:"not_replicated_records"`
 	// TranslateMillis: measuring and translating every group (a part of planned mode's RTO);
 	// CommitMillis: the shadow commits (the same number of commits planned mode makes).
@@ -115,7 +116,7 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 	ev.RTONote = fmt.Sprintf("predicted parts: translate %d ms and commits %d ms (measured by this rehearsal); a planned failover adds the fence, the drain of %d record(s) and the replicator's stop",
 		pr.TranslateMillis, pr.CommitMillis, pr.NotReplicated)
 	ev.Translations, ev.Checks, ev.RPOTotal = tr, env.Checks, pr.NotReplicated
-	ev.RPONote = "predicted: a planned failover drains these first (RPO 0); an emergency failover now would lose them"
+	ev.RPONote = "predicted: records not known to be on " + fo.F.Target + "; a planned failover drains them first (RPO 0), an emergency failover now would lose at most these"
 	for _, pt := range env.Partitions {
 		ev.RPO = append(ev.RPO, RPOLine{Topic: pt.Topic, Partition: pt.Partition, SourceEnd: pt.SourceEnd, Replicated: pt.Replicated, How: pt.ReplicatedSource, Records: pt.NotReplicated})
 	}
@@ -149,8 +150,8 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 		if terr := output.Table(ios.Out, []string{"TOPIC", "PARTITION", "SOURCE END", "REPLICATED", "HOW KNOWN", "NOT REPLICATED"}, rows); terr != nil && err == nil {
 			err = terr
 		}
-		fmt.Fprintf(ios.Out, "\nA failover now: planned drains %d record(s) first, then translates %d group partition(s) exactly and %d with a bound (measured: translate %s, commits %s); emergency would lose %d record(s).\n",
-			pr.NotReplicated, pr.Exact, pr.Bound, time.Duration(pr.TranslateMillis)*time.Millisecond, time.Duration(pr.CommitMillis)*time.Millisecond, pr.NotReplicated)
+		fmt.Fprintf(ios.Out, "\nA failover now: %d record(s) not known to be on %s (planned mode drains them first; an emergency failover would lose at most that many); %d group partition(s) translate exactly and %d with a bound (measured: translate %s, commits %s).\n",
+			pr.NotReplicated, fo.F.Target, pr.Exact, pr.Bound, time.Duration(pr.TranslateMillis)*time.Millisecond, time.Duration(pr.CommitMillis)*time.Millisecond)
 	}
 	if err == nil && len(bad) > 0 {
 		err = kerr.New(kerr.CheckFailed, "rehearsal: %d shadow position(s) translated as exact do not hold the group's next record:\n  %s", len(bad), strings.Join(bad, "\n  "))
