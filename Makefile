@@ -9,7 +9,7 @@ export CGO_ENABLED := 1
 # its binary gets this bound as a whole.
 TEST_TIMEOUT ?= 50m
 
-.PHONY: help build test unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke
+.PHONY: help build test unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke bench-failover
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ demo: build testbed-up ## replicate A->B on the local test bed with testdata/dem
 
 bench: build testbed-up ## kmm replicate vs MirrorMaker 2 vs the ceiling -> docs/benchmarks.{md,json,png} (BENCH_SCALE, BENCH_REPEATS)
 	$(GO) run ./scripts/bench
+
+bench-failover: testbed-up ## planned failover's translate+commit of 500 groups x 50 partitions, kmm vs MM2's RemoteClusterUtils + kafka-consumer-groups (BENCH_GROUPS, BENCH_PARTITIONS) -> .testbed/bench-failover
+	$(GO) run ./scripts/benchfailover
 
 bench-smoke: build testbed-up ## the benchmark harness at tiny sizes (CI): checks it end to end, output in .testbed/bench-smoke
 	BENCH_SMOKE=1 $(GO) run ./scripts/bench

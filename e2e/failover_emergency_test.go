@@ -71,7 +71,19 @@ func TestFailoverEmergency(t *testing.T) {
 	if _, err := prod.Stop(); err != nil {
 		t.Logf("producer stopped with %v (A is down)", err)
 	}
-	r := Run(t, "failover", props, "--flow", ab, "--mode", "emergency", "--group", group, "--timeout", "1m", "--yes", "-o", "json")
+	// The checkpoint-age gate refuses (exit 3) and writes nothing; --accept-loss passes it.
+	offsBefore := groupOffsetsOn(t, bed.B, group)
+	if r := Run(t, "failover", props, "--flow", ab, "--mode", "emergency", "--group", group, "--max-checkpoint-age", "1ms", "--yes"); r.Code != 3 ||
+		!strings.Contains(r.Stderr, "stale checkpoints") || !strings.Contains(r.Stderr, "group "+group+": its newest checkpoint on "+al.B+" is") {
+		t.Fatalf("emergency with stale checkpoints: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if v := readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]; v != nil {
+		t.Fatalf("flow state written by the refused failover: %s", v)
+	}
+	if after := groupOffsetsOn(t, bed.B, group); fmt.Sprint(after) != fmt.Sprint(offsBefore) {
+		t.Fatalf("the refused failover changed group %s on B: %v -> %v", group, offsBefore, after)
+	}
+	r := Run(t, "failover", props, "--flow", ab, "--mode", "emergency", "--group", group, "--timeout", "1m", "--max-checkpoint-age", "1ms", "--accept-loss", "--yes", "-o", "json")
 	if r.Code != 0 {
 		t.Fatalf("emergency failover: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -92,6 +104,9 @@ func TestFailoverEmergency(t *testing.T) {
 		t.Fatalf("%v\n%s\n%s", err, r.Stdout, r.Stderr)
 	}
 	t.Logf("emergency failover: %s", tail(r.Stderr, 12))
+	if !strings.Contains(r.Stderr, "--accept-loss: failing over despite stale checkpoints") {
+		t.Errorf("--accept-loss did not say it passed the stale checkpoints:\n%s", r.Stderr)
+	}
 	for _, l := range strings.Split(k.Stderr(), "\n") {
 		if strings.Contains(l, "level=") {
 			t.Logf("replicate: %s", l)

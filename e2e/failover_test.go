@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -81,19 +83,41 @@ func failoverPlanned(t *testing.T, pol string) {
 	}
 	t.Logf("%s: %d records written on A; caught-up group read %d, behind group read %d", pol, n, len(seenCA), len(seenBA))
 
+	// Everything replicated before the rehearsal (planned mode drains; a rehearsal measures now).
+	waitCount(t, bed.B, remote, parts, int(n), 2*time.Minute)
+	dir := t.TempDir()
+	rargs := []string{"--mode", "rehearse", "--flow", ab, "--group", caught, "--group", behind}
+	rehearsalMD := filepath.Join(dir, "rehearsal.md")
+	if pol == "identity" { // the rehearsal from a drill file, which names its report
+		drill := filepath.Join(dir, "drill.toml")
+		if err := os.WriteFile(drill, []byte(fmt.Sprintf("flow = %q\nmode = \"rehearse\"\ngroups = [%q, %q]\nreport = %q\n", ab, caught, behind, rehearsalMD)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rargs = []string{"--plan", drill}
+	}
+	rh := rehearseBeforePlanned(t, bed, al, props, []string{caught, behind}, pol == "default", rargs...)
+	if pol == "identity" {
+		md, err := os.ReadFile(rehearsalMD)
+		if err != nil {
+			t.Fatalf("the drill's report: %v", err)
+		}
+		if !strings.Contains(string(md), "# kmm failover report: "+ab+" (rehearse)") || strings.Count(string(md), "| kmm-rehearse.") != len(rh.Checks) {
+			t.Errorf("the rehearsal's report:\n%s", md)
+		}
+	}
+	plannedMD := filepath.Join(dir, "failover.md")
+
 	r := Run(t, "failover", props, "--flow", ab, "--mode", "planned", "--group", caught, "--group", behind,
-		"--fence", "none", "--quiet-for", "2s", "--timeout", "2m", "--yes", "-o", "json")
+		"--fence", "none", "--quiet-for", "2s", "--timeout", "2m", "--report", plannedMD, "--yes", "-o", "json")
 	if r.Code != 0 {
 		t.Fatalf("failover: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	var env struct {
-		Items []struct {
-			Group   string `json:"group"`
-			Exact   bool   `json:"exact"`
-			Rereads int64  `json:"rereads"`
-			Why     string `json:"why"`
-		} `json:"items"`
-		RTO int64 `json:"rto_ms"`
+		Items []translation `json:"items"`
+		RTO   int64         `json:"rto_ms"`
+		Run   struct {
+			ID string `json:"run_id"`
+		} `json:"report"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
 		t.Fatalf("%v\n%s", err, r.Stdout)
@@ -107,6 +131,20 @@ func failoverPlanned(t *testing.T, pol string) {
 		}
 	}
 	t.Logf("%s: failover RTO %d ms\n%s", pol, env.RTO, tail(r.Stderr, 15))
+	// The evidence report holds the JSON report's numbers.
+	md, err := os.ReadFile(plannedMD)
+	if err != nil {
+		t.Fatalf("--report: %v", err)
+	}
+	want := []string{"# kmm failover report: " + ab + " (planned)", fmt.Sprintf("| RTO | %d ms", env.RTO), "| Run | " + env.Run.ID + " (done) |", "| RPO | 0 record(s)"}
+	for _, it := range env.Items {
+		want = append(want, fmt.Sprintf("| %s | %s | %d | %s | %d | %d | exact | 0 | 0 |", it.Group, it.Topic, it.Partition, it.RemoteTopic, it.SourceOffset, it.TargetOffset))
+	}
+	for _, w := range want {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("the report lacks %q:\n%s", w, md)
+		}
+	}
 	// The running replicate stopped the flow.
 	if !strings.Contains(k.Stderr(), "stopped: flow "+ab+" marked FAILING_OVER") {
 		t.Errorf("the running replicate did not stop the flow:\n%s", tail(k.Stderr(), 20))
@@ -115,6 +153,7 @@ func failoverPlanned(t *testing.T, pol string) {
 	if err != nil || st == nil || st.State != flowstate.FailedOver || st.Epoch != 2 || len(st.Cut) != parts || st.RunID == "" {
 		t.Fatalf("flow state on B: %+v (%v)", st, err)
 	}
+	matchRehearsal(t, rh, env.Items, st.Cut)
 	if stA, _ := flowstate.DecodeFlow(readState(t, bed.A)[flowstate.FlowKey(al.A, al.B)]); stA == nil || stA.Epoch != 2 {
 		t.Errorf("flow state copy on A: %+v", stA)
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/flowstate"
+	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -367,6 +369,19 @@ func TestInteropRefusesWhileMM2Runs(t *testing.T) {
 		t.Fatalf("kmm while MM2 runs: exit %d, want 3 naming %s\n%s", code, group, tail(p.stderr.String(), 10))
 	}
 	t.Logf("kmm refused (exit 3):\n%s", tail(p.stderr.String(), 3))
+
+	// kmm failover refuses too (exit 3, nothing written): MM2 would go on writing into the new
+	// primary. (librdkafka cannot describe a Connect group; the factory's group prober can.)
+	r := Run(t, "failover", props, "--flow", flow, "--mode", "planned", "--quiet-for", "0s", "--timeout", "30s", "--yes")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "Apache MirrorMaker 2 is running flow "+flow+" (Connect group "+group+" on "+al.B) || !strings.Contains(r.Stderr, "nothing was changed") {
+		t.Errorf("failover while MM2 runs: exit %d, want 3 naming %s\n%s", r.Code, group, r.Stderr)
+	}
+	st := readState(t, bed.B)
+	for _, k := range []string{flowstate.FlowKey(al.A, al.B), plan.RunKey("failover", flow)} {
+		if v := st[k]; v != nil {
+			t.Errorf("failover while MM2 runs wrote %s: %s", k, v)
+		}
+	}
 
 	p = startKMM(t, "replicate", props, "--force", "-o", "json")
 	if waitStartedOrExited(t, p, flow, time.Minute) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/buildinfo"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/groupprobe"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
@@ -128,7 +129,7 @@ func VersionString() string {
 
 func newApp(io *iostreams.IOStreams) *cli.App {
 	f := &Factory{IO: io}
-	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: rdkafka.Opener{}, Getenv: os.Getenv}
+	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: rdkafka.Opener{}, Groups: groupprobe.Prober{}, Getenv: os.Getenv}
 	a := &cli.App{
 		Name:                 "kmm",
 		Usage:                "failover-focused Kafka cross-cluster replication, MirrorMaker 2 compatible",

@@ -67,8 +67,13 @@ func TestFailoverBuilt(t *testing.T) {
 	if code, out, errOut := run("failover", "x.properties"); code != 2 || out != "" || !strings.Contains(errOut, "--yes") {
 		t.Errorf("failover without --yes: exit %d stdout %q stderr %q", code, out, errOut)
 	}
-	if code, _, errOut := run("failover", "x.properties", "--mode", "rehearse", "--yes"); code != 1 || !strings.Contains(errOut, "not implemented yet") {
+	// Every mode is built: rehearse gets as far as reading the (missing) file; an unknown mode is
+	// a usage error naming it.
+	if code, _, errOut := run("failover", "x.properties", "--mode", "rehearse", "--yes"); code != 2 || strings.Contains(errOut, "not implemented") || !strings.Contains(errOut, "x.properties does not exist") {
 		t.Errorf("failover --mode rehearse: exit %d stderr %q", code, errOut)
+	}
+	if code, _, errOut := run("failover", "x.properties", "--mode", "drill", "--yes"); code != 2 || !strings.Contains(errOut, `--mode "drill": unknown`) {
+		t.Errorf("failover --mode drill: exit %d stderr %q", code, errOut)
 	}
 }
 

@@ -178,6 +178,9 @@ type Groups interface {
 	ListGroupOffsets(ctx context.Context, group string) (map[TP]OffsetMeta, error)
 	// AlterGroupOffsets commits offsets for a group that has no active members.
 	AlterGroupOffsets(ctx context.Context, group string, offsets map[TP]OffsetMeta) error
+	// DeleteGroups deletes groups that have no active members; a group that does not exist is
+	// not an error (already deleted).
+	DeleteGroups(ctx context.Context, ids ...string) error
 }
 
 // Admin is every admin operation kmm uses on one cluster.
@@ -235,3 +238,18 @@ type OpenerFunc func(f *flow.Flow, side flow.Side) (Cluster, error)
 
 // Open calls o.
 func (o OpenerFunc) Open(f *flow.Flow, side flow.Side) (Cluster, error) { return o(f, side) }
+
+// AnyGroup is a group of any protocol type, Kafka Connect's worker groups included.
+type AnyGroup struct {
+	State        string // "Dead": no such group
+	ProtocolType string // "connect" for Kafka Connect / MM2 workers
+	Members      int
+}
+
+// GroupProber describes groups of any protocol type on a side of a flow, which
+// Admin.DescribeGroups (consumer groups only) cannot: the question "does Apache MM2 run this flow
+// now" (its Connect group <S>-mm2 on T has members). pkg/groupprobe implements it; commands get
+// it from their factory.
+type GroupProber interface {
+	DescribeAnyGroup(ctx context.Context, f *flow.Flow, side flow.Side, group string) (AnyGroup, error)
+}

@@ -19,13 +19,16 @@ type Drill struct {
 	Groups      []string `toml:"groups"`
 	GroupsRegex string   `toml:"groups_regex"`
 	Timeout     Duration `toml:"timeout"`
-	Fence       struct {
+	// Report is the path of failover's evidence report (--report FILE.md).
+	Report string `toml:"report"`
+	Fence  struct {
 		Method   string   `toml:"method"`
 		QuietFor Duration `toml:"quiet_for"`
 	} `toml:"fence"`
 	Gates struct {
-		MaxRPORecords *int64 `toml:"max_rpo_records"`
-		AcceptLoss    bool   `toml:"accept_loss"`
+		MaxRPORecords    *int64   `toml:"max_rpo_records"`
+		MaxCheckpointAge Duration `toml:"max_checkpoint_age"`
+		AcceptLoss       bool     `toml:"accept_loss"`
 	} `toml:"gates"`
 	Hooks struct {
 		Pre  string `toml:"pre"`

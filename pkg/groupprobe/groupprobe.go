@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/twmb/franz-go/pkg/kadm"
 	fkerr "github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -138,4 +140,18 @@ func tlsConfig(cfg map[string]string) (*tls.Config, error) {
 		}
 	}
 	return tc, nil
+}
+
+// Prober implements cluster.GroupProber with Describe and the side's admin settings.
+type Prober struct{}
+
+var _ cluster.GroupProber = Prober{}
+
+// DescribeAnyGroup describes group on the given side of f.
+func (Prober) DescribeAnyGroup(ctx context.Context, f *flow.Flow, side flow.Side, group string) (cluster.AnyGroup, error) {
+	g, err := Describe(ctx, f.Settings(side, flow.Admin), group)
+	if err != nil {
+		return cluster.AnyGroup{}, err
+	}
+	return cluster.AnyGroup{State: g.State, ProtocolType: g.ProtocolType, Members: g.Members}, nil
 }

@@ -25,6 +25,10 @@ type Executor struct {
 	NewID   func(now time.Time) string // run ids; default: time-based
 	Host    string                     // recorded in runs (which machine ran or resumed them)
 	Version string                     // kmm version, recorded in runs
+	// Restart: an unfinished run of the same command and flow is not resumed; a new run
+	// replaces it in the journal. For plans that measure one moment (failover --mode rehearse),
+	// whose first step undoes what an interrupted run left behind.
+	Restart bool
 
 	// OnStep is told every outcome as soon as it is journaled (progress lines).
 	OnStep func(i, total int, rec StepRecord)
@@ -71,7 +75,7 @@ func (e *Executor) Begin(ctx context.Context, p *Plan) (*Run, *Resume, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading runs of %s %s from %s: %w", p.Command, p.Flow, e.Journal.Where(), err)
 	}
-	if prev.Unfinished() {
+	if prev.Unfinished() && !e.Restart {
 		total := 0
 		for _, s := range prev.Steps {
 			if s.Outcome != Skipped {

@@ -243,3 +243,30 @@ func TestRunRecordFormat(t *testing.T) {
 		t.Fatal("keys")
 	}
 }
+
+// With Restart, an unfinished run is not resumed: a new run checks every step on the cluster
+// again (a rehearsal measures one moment; its first step undoes what the interrupted run left).
+func TestRestartDoesNotResume(t *testing.T) {
+	j := &MemJournal{}
+	a := &fakeAction{state: map[string]bool{}, failOn: "s2"}
+	ex := newExec(j, a)
+	p := testPlan("s1", "s2", "s3")
+	r, _, _ := ex.Begin(context.Background(), p)
+	if _, err := ex.Execute(context.Background(), p, r); err == nil {
+		t.Fatal("no error from the failing step")
+	}
+	a.failOn, a.checks = "", nil
+	ex2 := newExec(j, a)
+	ex2.Restart = true
+	r2, resume, err := ex2.Begin(context.Background(), p)
+	if err != nil || resume != nil || len(r2.Steps) != 0 || len(r2.Resumes) != 0 {
+		t.Fatalf("restart: resume %+v, run %s (was %s), %v", resume, r2.ID, r.ID, err)
+	}
+	r2, err = ex2.Execute(context.Background(), p, r2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomes(r2); got != "s1=already-done s2=applied s3=applied" || strings.Join(a.checks, ",") != "s1,s2,s3" {
+		t.Fatalf("restarted run: %s, checks %v", got, a.checks)
+	}
+}

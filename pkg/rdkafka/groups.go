@@ -97,6 +97,28 @@ func (a *Admin) AlterGroupOffsets(ctx context.Context, group string, offsets map
 	return nil
 }
 
+// DeleteGroups deletes groups that have no active members; a group that does not exist is not
+// an error.
+func (a *Admin) DeleteGroups(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	ctx, cancel := a.ctx(ctx)
+	defer cancel()
+	res, err := a.a.DeleteConsumerGroups(ctx, ids)
+	if err != nil {
+		return a.wrap("delete groups", err)
+	}
+	for _, g := range res.ConsumerGroupResults {
+		switch g.Error.Code() {
+		case kafka.ErrNoError, kafka.ErrGroupIDNotFound:
+		default:
+			return a.wrap("delete group "+g.Group, g.Error)
+		}
+	}
+	return nil
+}
+
 // ListOffsets returns, per partition, the offset for spec (earliest, latest, or the first offset
 // whose timestamp ≥ spec when spec is a timestamp).
 func (a *Admin) ListOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map[TP]OffsetResult, error) {

@@ -135,9 +135,7 @@ func (fo *Failover) Plan() (*plan.Plan, error) {
 		Writes: "nothing: waits until no kmm replicate lease of the flow is alive, then checks the drain again",
 		Why:    "no replicator may write into the new primary after the cut"}, nil)
 	for _, g := range fo.Groups {
-		add(plan.Step{ID: CommitStepID(g), Kind: KindCommitTranslated, Cluster: f.Target,
-			Writes: fmt.Sprintf("committed offsets of group %s on %s, translated exactly at the cut", g, f.Target),
-			Why:    fmt.Sprintf("the group resumes on %s where it stopped on %s", f.Target, f.Source)}, GroupParams{Group: g})
+		p.Steps = append(p.Steps, fo.CommitStep(g))
 	}
 	add(plan.Step{ID: "mark/" + string(flowstate.FailedOver), Kind: KindMarkFlow, Cluster: f.Target,
 		Writes: fmt.Sprintf("flow/%s = FAILED_OVER with the cut (per partition: source end, replicated position, target end)", f.Name()),
@@ -145,6 +143,19 @@ func (fo *Failover) Plan() (*plan.Plan, error) {
 		MarkParams{State: flowstate.FailedOver, Mode: fo.Opt.Mode})
 	return p, p.Validate()
 }
+
+// CommitStep is the step committing group g's offsets translated at the cut.
+func (fo *Failover) CommitStep(g string) plan.Step {
+	f := fo.F
+	params, _ := json.Marshal(GroupParams{Group: g})
+	return plan.Step{ID: CommitStepID(g), Kind: KindCommitTranslated, Cluster: f.Target,
+		Writes: fmt.Sprintf("committed offsets of group %s on %s, translated exactly at the cut", g, f.Target),
+		Why:    fmt.Sprintf("the group resumes on %s where it stopped on %s", f.Target, f.Source), Params: params}
+}
+
+// Translate computes the exact translations of every selected group at the cut (once per run:
+// what the commit steps commit). The source must be frozen and fully replicated.
+func (fo *Failover) Translate(ctx context.Context) ([]ExactOffset, error) { return fo.translate(ctx) }
 
 // Actions are the failover's step actions.
 func (fo *Failover) Actions() map[string]plan.Action {
@@ -165,6 +176,23 @@ func (fo *Failover) Translated() []ExactOffset {
 	fo.mu.Lock()
 	defer fo.mu.Unlock()
 	return slices.Clone(fo.translated)
+}
+
+// Cut returns the cut per source partition (source end and target end when translated), in
+// the order of TPs; nil before the translation.
+func (fo *Failover) Cut() []CutPartition {
+	fo.mu.Lock()
+	defer fo.mu.Unlock()
+	if fo.cut == nil {
+		return nil
+	}
+	out := make([]CutPartition, 0, len(fo.TPs))
+	for _, tp := range fo.TPs {
+		if c, ok := fo.cut[tp]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ends reads the flow's source end offsets.

@@ -23,6 +23,9 @@ type Factory struct {
 	Logger   func() *slog.Logger
 	Now      func() time.Time
 	Clusters cluster.Opener
+	// Groups describes groups librdkafka cannot (Kafka Connect's); nil: such checks are skipped
+	// with a warning.
+	Groups cluster.GroupProber
 	// Getenv reads the environment (test-only hooks such as KMM_TEST_PAUSE_AFTER_STEP).
 	Getenv func(string) string
 }

@@ -39,8 +39,14 @@ func applyDrill(d *drill.Drill, o *Options, set func(string) bool) {
 	if d.Gates.MaxRPORecords != nil && !set("max-rpo-records") {
 		o.MaxRPO = *d.Gates.MaxRPORecords
 	}
+	if d.Gates.MaxCheckpointAge.Set && !set("max-checkpoint-age") {
+		o.MaxCkAge = d.Gates.MaxCheckpointAge.Duration
+	}
 	if d.Gates.AcceptLoss && !set("accept-loss") {
 		o.AcceptLoss = true
+	}
+	if d.Report != "" && !set("report") {
+		o.Report = d.Report
 	}
 	o.PreHook, o.PostHook = d.Hooks.Pre, d.Hooks.Post
 }

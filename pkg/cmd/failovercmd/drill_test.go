@@ -19,7 +19,7 @@ func TestDrillExample(t *testing.T) {
 	o := &Options{Mode: "planned", Fence: "none", MaxRPO: -1}
 	applyDrill(d, o, func(string) bool { return false })
 	if o.Flow.Flow != "A->B" || len(o.Groups) != 2 || o.QuietFor != 10*time.Second || o.Timeout != 5*time.Minute || o.MaxRPO != 1000 ||
-		o.PreHook == "" || o.PostHook == "" {
+		o.MaxCkAge != 15*time.Minute || o.Report != "failover-report.md" || o.PreHook == "" || o.PostHook == "" {
 		t.Fatalf("%+v", o)
 	}
 	// A flag given on the command line wins.

@@ -44,6 +44,8 @@ type emergencyEnvelope struct {
 	RTOMillis int64      `json:"rto_ms,omitempty"`
 	RPO       []RPORow   `json:"rpo"`
 	RPOTotal  int64      `json:"rpo_records"`
+	// CheckpointAges: the --max-checkpoint-age gate's view of each group (when the gate is set).
+	CheckpointAges []CheckpointAge `json:"checkpoint_ages,omitempty"`
 }
 
 // runEmergency fails over from what the target holds: the source is proven unreachable (or
@@ -69,6 +71,11 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	if !o.Force {
+		if pr := mm2Problem(pctx, fac, f, ios.ErrOut); pr != "" {
+			return kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", pr)
+		}
+	}
 	st, err := switchover.ReadFlowState(pctx, f, tgt, nil)
 	if err != nil {
 		return err
@@ -163,6 +170,19 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 	if o.GroupsRegex != "" && len(groups) == 0 {
 		return kerr.New(kerr.Usage, "--groups %q matches no group with checkpoints on %s", o.GroupsRegex, f.Target)
 	}
+	var ckAges []CheckpointAge
+	if o.MaxCkAge > 0 && len(groups) > 0 {
+		if ckAges, err = checkpointAges(pctx, f, nil, tgt, in.Checkpoints, groups, o.MaxCkAge, time.Now()); err != nil {
+			return err
+		}
+		if stale := staleProblems(ckAges, o.MaxCkAge, f); len(stale) > 0 {
+			if !o.AcceptLoss {
+				return kerr.WithHint(kerr.New(kerr.CheckFailed, "stale checkpoints: the groups' positions on %s may be later than what %s knows; nothing was changed:\n  %s", f.Source, f.Target, strings.Join(stale, "\n  ")),
+					"pass --accept-loss to fail over anyway (the groups re-read from their last checkpoint)")
+			}
+			fmt.Fprintf(ios.ErrOut, "kmm: --accept-loss: failing over despite stale checkpoints:\n  %s\n", strings.Join(stale, "\n  "))
+		}
+	}
 	if len(groups) > 0 && !o.Force {
 		ds, err := tgt.DescribeGroups(pctx, groups...)
 		if err != nil {
@@ -220,7 +240,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 	ex := &plan.Executor{Journal: journal, Actions: fo.Actions()}
 	applied, err := cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
 	env := emergencyEnvelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(), Items: fo.Translated()},
-		Plan: p, RPO: rows, RPOTotal: total}
+		Plan: p, RPO: rows, RPOTotal: total, CheckpointAges: ckAges}
 	if applied != nil && applied.Report != nil {
 		env.Report = applied.Report
 		// After the replicator stopped, its final progress makes the RPO exact.
@@ -235,11 +255,24 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 			}
 		}
 	}
+	ev := newEvidence(o, f, start, p, applied, err)
+	if env.RTOMillis > 0 {
+		ev.RTOMillis, ev.RTONote = env.RTOMillis, "start to the last group commit: consumers may resume on "+f.Target
+	}
+	ev.Translations, ev.CkAges, ev.RPOTotal = fo.Translated(), ckAges, env.RPOTotal
+	ev.RPONote = fmt.Sprintf("written on %s by the time of the last end-offset snapshot and not on %s; records written after it are not known", f.Source, f.Target)
+	for _, r := range env.RPO {
+		ev.RPO = append(ev.RPO, RPOLine{Topic: r.Topic, Partition: r.Partition, SourceEnd: r.SourceEnd, Replicated: r.Replicated,
+			How: fmt.Sprintf("%s; snapshot %d ms old", r.ReplicatedSource, r.SnapshotAgeMs), Records: r.RPORecords})
+	}
+	if ends == nil {
+		ev.Notes = append(ev.Notes, "no source end-offset snapshot on "+f.Target+": the RPO is not known (--accept-loss)")
+	}
 	if o.Output == "json" {
 		if werr := output.WriteJSON(ios.Out, env); werr != nil && err == nil {
 			err = werr
 		}
-		return err
+		return writeReport(o, ios.ErrOut, ev, err)
 	}
 	fmt.Fprintln(ios.Out)
 	if tr := fo.Translated(); len(tr) > 0 {
@@ -257,5 +290,5 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 		err = terr
 	}
 	fmt.Fprintf(ios.Out, "RPO %d record(s) written on %s by the snapshot's time are not on %s; records written after it are not known\n", env.RPOTotal, f.Source, f.Target)
-	return err
+	return writeReport(o, ios.ErrOut, ev, err)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/buildinfo"
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
@@ -39,8 +41,14 @@ type Options struct {
 	Timeout     time.Duration
 	Force       bool
 	MaxRPO      int64 // --max-rpo-records (emergency; -1 off)
-	AcceptLoss  bool
-	ApplyOpts   cmdutil.ApplyOptions
+	// MaxCkAge: --max-checkpoint-age (0 off): emergency refuses groups whose newest checkpoint
+	// is older (unless AcceptLoss); planned's preflight refuses groups that committed past a
+	// checkpoint older than this.
+	MaxCkAge   time.Duration
+	AcceptLoss bool
+	ApplyOpts  cmdutil.ApplyOptions
+	// Report is --report FILE.md: the evidence report for auditors ("" none).
+	Report string
 	// PreHook/PostHook are the drill plan's hook commands (sh -c).
 	PreHook, PostHook string
 }
@@ -60,12 +68,22 @@ replicator of the flow is alive, translates each group's committed offset on the
 with the source's) and commits it to the same group on the target, then marks the flow
 FAILED_OVER with the cut. The groups' consumers must be stopped on both clusters.
 The plan is printed first; --dry-run stops there; a terminal asks, otherwise --yes is required.
-An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).`,
+An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).
+
+--mode rehearse (a drill with no downtime): translates every group as planned mode would now,
+commits the offsets to shadow groups kmm-rehearse.<group> on the target (the real groups are not
+touched, their consumers may keep running), reads the record at each shadow position and
+compares it (key, value, headers, timestamp) with the record at the group's position on the
+source, reports what a failover now would cost (records not replicated yet, exact or bound per
+group partition, translate and commit times), then deletes the shadow groups. No fence, no flow
+state. An interrupted rehearsal's shadow groups are deleted by the next one. Exit 3 when a
+position translated as exact does not hold the group's next record.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
 			append(cmdutil.FlowFlags(false),
-				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up) or emergency (the source is down); rehearse is not built yet"},
+				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up), emergency (the source is down) or rehearse (a drill: shadow groups only, nothing else changes)"},
 				&cli.Int64Flag{Name: "max-rpo-records", Value: -1, Usage: "emergency: refuse (exit 3, nothing changed) when more records than this are known not to be on the target"},
-				&cli.BoolFlag{Name: "accept-loss", Usage: "emergency: fail over even when a gate (--max-rpo-records, no end-offset snapshot) fails"},
+				&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "emergency: refuse (exit 3, nothing changed) when a group's newest checkpoint on the target is older than `AGE` (the outage's time counts); planned: the preflight refuses a group that committed on the source past a checkpoint older than AGE (0: off)"},
+				&cli.BoolFlag{Name: "accept-loss", Usage: "emergency: fail over even when a gate (--max-rpo-records, --max-checkpoint-age, no end-offset snapshot) fails"},
 				&cli.StringSliceFlag{Name: "group", Usage: "move these groups (default: the flow's groups filter)"},
 				&cli.StringFlag{Name: "groups", Usage: "move the groups matching this Java regex"},
 				&cli.StringFlag{Name: "fence", Value: "none", Usage: "how writers on the source are stopped: none (you stop them; see --quiet-for)"},
@@ -73,6 +91,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 				&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound of each wait (quiet source, drain, replicator stop)"},
 				&cli.BoolFlag{Name: "force", Usage: "also move groups that have members on the source or the target"},
 				&cli.StringFlag{Name: "plan", Usage: "a drill plan (TOML: flow, mode, groups, fence, gates, hooks; see testdata/drill/drill.toml); flags given win"},
+				&cli.StringFlag{Name: "report", Usage: "write an evidence report for auditors to `FILE.md` (Markdown: who, when, the confirmed plan, each step with timestamps, RTO, RPO per partition, re-reads and skips per group and partition), in every mode"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "print the plan, change nothing"},
 				&cli.BoolFlag{Name: "yes", Usage: "do not ask for confirmation (required when stdin is not a terminal)"},
 			)...),
@@ -87,8 +106,11 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 			}
 			o := &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Mode: c.String("mode"),
 				Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"), Fence: c.String("fence"), QuietFor: c.Duration("quiet-for"),
-				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRPO: c.Int64("max-rpo-records"), AcceptLoss: c.Bool("accept-loss"),
-				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}
+				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRPO: c.Int64("max-rpo-records"), MaxCkAge: c.Duration("max-checkpoint-age"), AcceptLoss: c.Bool("accept-loss"),
+				Report: c.String("report"), ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}
+			if err := cmdutil.NonNegativeDuration("max-checkpoint-age", o.MaxCkAge); err != nil {
+				return err
+			}
 			if path := c.String("plan"); path != "" {
 				d, err := LoadDrill(path)
 				if err != nil {
@@ -102,6 +124,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 		cmdutil.Example{What: "see the plan of a planned failover, change nothing", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode planned --fence none --quiet-for 10s --dry-run"},
 		cmdutil.Example{What: "fail over, moving the groups that match a regex", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode planned --groups 'billing|orders-.*' --yes"},
 		cmdutil.Example{What: "the source is down: fail over if at most 1000 records are lost", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode emergency --max-rpo-records 1000 --yes -o json"},
+		cmdutil.Example{What: "rehearse a failover without downtime: shadow groups only, deleted afterwards", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode rehearse --yes -o json"},
 		cmdutil.Example{What: "a DR drill from a reviewed file", Cmd: "kmm failover mirror-maker.properties --plan drill.toml --dry-run"},
 	)
 }
@@ -131,16 +154,23 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	start := time.Now()
 	ios := fac.IO
 	switch o.Mode {
-	case "planned", "emergency":
-	case "rehearse":
-		return kerr.New(kerr.NotImplemented, "failover --mode %s: not implemented yet (planned mode is)", o.Mode)
+	case "planned", "emergency", "rehearse":
 	default:
-		return kerr.WithHint(kerr.New(kerr.Usage, "--mode %q: unknown", o.Mode), "use --mode planned")
+		return kerr.WithHint(kerr.New(kerr.Usage, "--mode %q: unknown", o.Mode), "use --mode planned, emergency or rehearse")
 	}
 	if o.Fence != "none" && o.Mode == "planned" {
 		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: not available yet", o.Fence), "stop the source's writers yourself and use --fence none --quiet-for 10s")
 	}
-	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, "failover changes the flow's state and the groups' offsets on the target"); err != nil {
+	if o.Report != "" {
+		if st, err := os.Stat(filepath.Dir(o.Report)); err != nil || !st.IsDir() {
+			return kerr.WithHint(kerr.New(kerr.Usage, "--report %s: the directory %s does not exist", o.Report, filepath.Dir(o.Report)), "create it, or name a file in an existing directory")
+		}
+	}
+	what := "failover changes the flow's state and the groups' offsets on the target"
+	if o.Mode == "rehearse" {
+		what = "failover --mode rehearse commits and deletes shadow groups (" + switchover.ShadowPrefix + "<group>) on the target"
+	}
+	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, what); err != nil {
 		return err
 	}
 	var groupMatch func(string) bool
@@ -190,12 +220,15 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	}
 	defer tgt.Close()
 
-	fo, err := preflight(ctx, o, f, src, tgt, groupMatch)
+	fo, err := preflight(ctx, o, fac, f, src, tgt, groupMatch)
 	if err != nil {
 		return err
 	}
 	fo.Opt.Progress = func(msg string) { fmt.Fprintf(ios.ErrOut, "kmm: %s\n", msg) }
 	fo.Opt.Meter = func(what string, total int64) switchover.Meter { return ios.NewProgress(what, total, nil) }
+	if o.Mode == "rehearse" {
+		return runRehearse(ctx, o, fac, fo, start)
+	}
 	p, err := fo.Plan()
 	if err != nil {
 		return err
@@ -222,6 +255,20 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			}
 		}
 	}
+	ev := newEvidence(o, f, start, p, applied, err)
+	ev.RTOMillis = -1
+	if env.RTOMillis > 0 {
+		ev.RTOMillis, ev.RTONote = env.RTOMillis, "start to the last group commit: consumers may resume on "+f.Target
+	}
+	ev.Translations = fo.Translated()
+	if cut := fo.Cut(); cut != nil && applied != nil && applied.Report != nil && err == nil {
+		for _, c := range cut {
+			ev.RPO = append(ev.RPO, RPOLine{Topic: c.Source.Topic, Partition: c.Source.Partition, SourceEnd: c.SourceEnd, Replicated: c.SourceEnd, How: "drained (exact)"})
+		}
+		ev.RPONote = "drained: every source record is on " + f.Target
+	} else {
+		ev.RPONote = "not measured: the failover did not reach the cut"
+	}
 	if o.Output == "json" {
 		if werr := output.WriteJSON(ios.Out, env); werr != nil && err == nil {
 			err = werr
@@ -236,12 +283,51 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 				(time.Duration(env.RTOMillis) * time.Millisecond).Round(time.Millisecond), f.Target, f.Target)
 		}
 	}
+	return writeReport(o, ios.ErrOut, ev, err)
+}
+
+// newEvidence starts the evidence report of a run (see Evidence).
+func newEvidence(o *Options, f *flow.Flow, start time.Time, p *plan.Plan, applied *cmdutil.Applied, err error) *Evidence {
+	e := &Evidence{Mode: o.Mode, Flow: f.Name(), Source: f.Source, Target: f.Target, By: userAtHost(), KMM: buildinfo.Version,
+		Started: start, Generated: time.Now(), Plan: p, RTOMillis: -1}
+	switch {
+	case o.ApplyOpts.DryRun:
+		e.Confirmation = "--dry-run: nothing was applied"
+	case o.ApplyOpts.Yes:
+		e.Confirmation = "--yes"
+	default:
+		e.Confirmation = "confirmed on a terminal"
+	}
+	if applied != nil {
+		e.Run = applied.Report
+	}
+	if err != nil {
+		e.Err = err.Error()
+	}
+	return e
+}
+
+// writeReport writes --report FILE.md, if asked, and returns the command's error (or the
+// report's, when the command succeeded).
+func writeReport(o *Options, errOut io.Writer, e *Evidence, err error) error {
+	if o.Report == "" {
+		return err
+	}
+	e.Generated = time.Now()
+	if werr := WriteEvidence(o.Report, e); werr != nil {
+		if err == nil {
+			return werr
+		}
+		fmt.Fprintf(errOut, "kmm: %v\n", werr)
+		return err
+	}
+	fmt.Fprintf(errOut, "kmm: evidence report written to %s\n", o.Report)
 	return err
 }
 
 // preflight reads both clusters and refuses (exit 3, nothing written) what would make the
 // failover wrong; it returns the failover to plan.
-func preflight(ctx context.Context, o *Options, f *flow.Flow, src, tgt cluster.Cluster, groupMatch func(string) bool) (*switchover.Failover, error) {
+func preflight(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Flow, src, tgt cluster.Cluster, groupMatch func(string) bool) (*switchover.Failover, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	st, err := switchover.ReadFlowState(ctx, f, tgt, src)
@@ -336,7 +422,7 @@ func preflight(ctx context.Context, o *Options, f *flow.Flow, src, tgt cluster.C
 	if o.GroupsRegex != "" && len(groups) == 0 {
 		return nil, kerr.New(kerr.Usage, "--groups %q matches no group with committed offsets on %s for the topics of %s", o.GroupsRegex, f.Source, f.Name())
 	}
-	if len(groups) > 0 {
+	if len(groups) > 0 && o.Mode != "rehearse" { // a rehearsal has no downtime: the groups keep running
 		for _, side := range []struct {
 			c     cluster.Cluster
 			alias string
@@ -351,6 +437,18 @@ func preflight(ctx context.Context, o *Options, f *flow.Flow, src, tgt cluster.C
 				}
 			}
 		}
+	}
+	if o.Mode != "rehearse" && !o.Force { // a rehearsal changes nothing MM2 writes: it may run
+		if pr := mm2Problem(ctx, fac, f, fac.IO.ErrOut); pr != "" {
+			problems = append(problems, pr)
+		}
+	}
+	if o.MaxCkAge > 0 && len(groups) > 0 {
+		ages, err := checkpointAges(ctx, f, src, tgt, nil, groups, o.MaxCkAge, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, staleProblems(ages, o.MaxCkAge, f)...)
 	}
 	if len(problems) > 0 {
 		return nil, kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", strings.Join(problems, "\n  "))

@@ -1,0 +1,48 @@
+package failovercmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
+)
+
+type fakeProber struct {
+	g   cluster.AnyGroup
+	err error
+	ask []string
+}
+
+func (p *fakeProber) DescribeAnyGroup(_ context.Context, f *flow.Flow, side flow.Side, group string) (cluster.AnyGroup, error) {
+	p.ask = append(p.ask, f.Alias(side)+"/"+group)
+	return p.g, p.err
+}
+
+// The MM2 check asks the target for the flow's Connect group and refuses when it has members;
+// a group it cannot describe is a warning, not a refusal.
+func TestMM2Problem(t *testing.T) {
+	f := &flow.Flow{Source: "A", Target: "B", SourceAlias: "A", TargetAlias: "B", MM2Group: "A-mm2"}
+	for _, c := range []struct {
+		name      string
+		p         *fakeProber
+		want, err string
+	}{
+		{"running", &fakeProber{g: cluster.AnyGroup{State: "Stable", ProtocolType: "connect", Members: 2}}, "Connect group A-mm2 on B has 2 member(s), state Stable", ""},
+		{"stopped", &fakeProber{g: cluster.AnyGroup{State: "Empty", ProtocolType: "connect"}}, "", ""},
+		{"unknown", &fakeProber{err: errors.New("SASL mechanism not supported")}, "", "could not check whether Apache MM2 runs flow A->B (Connect group A-mm2 on B): SASL"},
+	} {
+		var errOut bytes.Buffer
+		got := mm2Problem(context.Background(), &cmdutil.Factory{Groups: c.p}, f, &errOut)
+		if (c.want == "" && got != "") || !strings.Contains(got, c.want) || !strings.Contains(errOut.String(), c.err) || (c.err == "" && errOut.Len() > 0) {
+			t.Errorf("%s: %q, stderr %q", c.name, got, errOut.String())
+		}
+		if len(c.p.ask) != 1 || c.p.ask[0] != "B/A-mm2" {
+			t.Errorf("%s: asked %v", c.name, c.p.ask)
+		}
+	}
+}
