@@ -30,12 +30,25 @@ type Executor struct {
 	// whose first step undoes what an interrupted run left behind.
 	Restart bool
 
-	// OnStep is told every outcome as soon as it is journaled (progress lines).
+	// SaveEvery bounds how often the journal is written within a series of consecutive steps
+	// of one kind (one commit step per group: hundreds of them). 0 means DefaultSaveEvery; a
+	// negative value journals every step. The journal is always written when a run starts,
+	// before a step of another kind, when a step fails, when the run is interrupted or ends, and
+	// before AfterStep. A step applied but not yet journaled when the process dies is found in
+	// effect by its Check on the re-run (every Action checks before applying), so it is never
+	// applied twice; what a crash can cost is that Check, not a repeated change.
+	SaveEvery time.Duration
+
+	// OnStep is told every outcome as soon as it is recorded (progress lines).
 	OnStep func(i, total int, rec StepRecord)
 	// AfterStep is called after the n-th step this execution applied or found in effect has
 	// been journaled; an error stops the run there (left unfinished). Test hook.
 	AfterStep func(ctx context.Context, n int) error
 }
+
+// DefaultSaveEvery is how often, at most, the journal is written within a series of steps of
+// one kind: with 500 groups, per-step saves cost 500 round trips to the target.
+const DefaultSaveEvery = 500 * time.Millisecond
 
 // Resume describes the unfinished run an execution continues.
 type Resume struct {
@@ -121,6 +134,11 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, r *Run) (*Run, error) {
 	if err := e.save(ctx, p, r); err != nil {
 		return r, err
 	}
+	every := e.SaveEvery
+	if every == 0 {
+		every = DefaultSaveEvery
+	}
+	lastSave := e.now()
 	executed := 0
 	for i, s := range p.Steps {
 		rec := &r.Steps[i]
@@ -155,8 +173,11 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, r *Run) (*Run, error) {
 			e.notify(i, p, *rec)
 			return r, fmt.Errorf("step %s: %w", s.ID, err)
 		}
-		if err := e.save(ctx, p, r); err != nil {
-			return r, fmt.Errorf("step %s was %s but recording it failed (a re-run finds it in effect): %w", s.ID, rec.Outcome, err)
+		if every < 0 || e.AfterStep != nil || ctx.Err() != nil || finished.Sub(lastSave) >= every || nextKindDiffers(p, r, i) {
+			if err := e.save(ctx, p, r); err != nil {
+				return r, fmt.Errorf("step %s was %s but recording it failed (a re-run finds it in effect): %w", s.ID, rec.Outcome, err)
+			}
+			lastSave = e.now()
 		}
 		e.notify(i, p, *rec)
 		executed++
@@ -175,6 +196,17 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, r *Run) (*Run, error) {
 		return r, fmt.Errorf("every step is done but recording the run's end failed: %w", err)
 	}
 	return r, nil
+}
+
+// nextKindDiffers reports whether the next step still to execute after step i is of another
+// kind than step i (or there is none): the journal is written before a different kind of change.
+func nextKindDiffers(p *Plan, r *Run, i int) bool {
+	for j := i + 1; j < len(p.Steps); j++ {
+		if r.Steps[j].Outcome == Pending {
+			return p.Steps[j].Kind != p.Steps[i].Kind
+		}
+	}
+	return true
 }
 
 func (e *Executor) notify(i int, p *Plan, rec StepRecord) {

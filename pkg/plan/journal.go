@@ -52,7 +52,27 @@ type Run struct {
 	KMM        string       `json:"kmm_version,omitempty"`
 	Resumes    []string     `json:"resumed_by,omitempty"` // hosts and times of the runs that resumed it
 	Steps      []StepRecord `json:"steps"`
+	// StepChunks: in the state topic, a run of more than JournalChunk steps keeps its steps in
+	// records "<key>/steps/<i>" (i < StepChunks) instead of Steps (TopicJournal).
+	StepChunks int `json:"step_chunks,omitempty"`
 }
+
+// JournalChunk is how many step records one record of the state topic holds: a run of
+// thousands of steps (one per group) is split, so that no record nears Kafka's 1 MB message
+// limit and a save rewrites only the part that changed (not the whole run after every step).
+const JournalChunk = 200
+
+// stepChunk is the value of a "<key>/steps/<i>" record.
+type stepChunk struct {
+	Version int          `json:"v"`
+	Type    string       `json:"type"` // "run-steps"
+	RunID   string       `json:"run_id"`
+	Index   int          `json:"chunk"`
+	Steps   []StepRecord `json:"steps"`
+}
+
+// ChunkKey is the state topic key of chunk i of the steps of the run under key.
+func ChunkKey(key string, i int) string { return fmt.Sprintf("%s/steps/%d", key, i) }
 
 // Unfinished reports whether a re-run resumes r.
 func (r *Run) Unfinished() bool { return r != nil && r.State != Done }

@@ -270,3 +270,79 @@ func TestRestartDoesNotResume(t *testing.T) {
 		t.Fatalf("restarted run: %s, checks %v", got, a.checks)
 	}
 }
+
+// snapJournal is a MemJournal that keeps every saved value: a "crash" resumes from any of them.
+type snapJournal struct {
+	MemJournal
+	snaps [][]byte
+}
+
+func (j *snapJournal) Save(ctx context.Context, key string, r *Run) error {
+	b, err := EncodeRun(r)
+	if err != nil {
+		return err
+	}
+	j.snaps = append(j.snaps, b)
+	return j.MemJournal.Save(ctx, key, r)
+}
+
+// Within a series of steps of one kind the journal is written at most every SaveEvery, always
+// before a step of another kind and at the end; a process that dies between two saves leaves
+// steps applied but not journaled, and the re-run finds them in effect: nothing applied twice.
+func TestSavesBatchedWithinAKindAndCrashBetweenSaves(t *testing.T) {
+	j := &snapJournal{}
+	a := &fakeAction{state: map[string]bool{}}
+	ex := newExec(j, a)
+	ex.SaveEvery = time.Hour // the fake clock advances 1 s per reading: only kind changes and the end save
+	p := testPlan("g1", "g2", "g3", "g4", "g5", "g6")
+	p.Steps[5].Kind = "other"
+	ex.Actions["other"] = a
+	r, _, _ := ex.Begin(context.Background(), p)
+	if _, err := ex.Execute(context.Background(), p, r); err != nil {
+		t.Fatal(err)
+	}
+	// start, before the kind changes (after g5), after g6 (the last step), at the end
+	if len(j.snaps) != 4 {
+		t.Fatalf("%d saves, want 4", len(j.snaps))
+	}
+	crashed, err := DecodeRun(j.snaps[0]) // died after applying g1..g4, before any step was journaled
+	if err != nil || crashed.DoneSteps() != 0 || !crashed.Unfinished() {
+		t.Fatalf("snapshot: %v %+v", err, crashed)
+	}
+	j2 := &MemJournal{}
+	if err := j2.Save(context.Background(), p.Key(), crashed); err != nil {
+		t.Fatal(err)
+	}
+	delete(a.state, "g5") // g5 and g6 never reached the cluster
+	delete(a.state, "g6")
+	a.applied = nil
+	ex2 := newExec(j2, a)
+	ex2.Actions["other"] = a
+	r2, resume, err := ex2.Begin(context.Background(), p)
+	if err != nil || resume == nil {
+		t.Fatalf("no resume: %v", err)
+	}
+	r2, err = ex2.Execute(context.Background(), p, r2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := outcomes(r2), "g1=already-done g2=already-done g3=already-done g4=already-done g5=applied g6=applied"; got != want {
+		t.Fatalf("re-run: %s, want %s", got, want)
+	}
+	if strings.Join(a.applied, ",") != "g5,g6" {
+		t.Fatalf("applied again: %v", a.applied)
+	}
+
+	// SaveEvery < 0: every step journaled.
+	j3 := &MemJournal{}
+	ex3 := newExec(j3, &fakeAction{state: map[string]bool{}})
+	ex3.SaveEvery = -1
+	ex3.Actions["other"] = ex3.Actions["fake"]
+	r3, _, _ := ex3.Begin(context.Background(), p)
+	if _, err := ex3.Execute(context.Background(), p, r3); err != nil {
+		t.Fatal(err)
+	}
+	if j3.Saves != 1+6+1 {
+		t.Fatalf("%d saves with SaveEvery<0, want 8", j3.Saves)
+	}
+}

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -26,6 +28,7 @@ type TopicJournal struct {
 
 	prod    cluster.Producer
 	created bool
+	last    map[string][]byte // chunk records as this journal last wrote them
 }
 
 // Where implements Journal.
@@ -38,11 +41,40 @@ func (j *TopicJournal) Load(ctx context.Context, key string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return RunFrom(recs, key)
+}
+
+// RunFrom decodes the run under key from the state topic's records (ReadState), its step
+// chunks included; nil when there is none.
+func RunFrom(recs map[string][]byte, key string) (*Run, error) {
 	v, ok := recs[key]
 	if !ok || v == nil {
 		return nil, nil
 	}
-	return DecodeRun(v)
+	r, err := DecodeRun(v)
+	if err != nil || r.StepChunks == 0 {
+		return r, err
+	}
+	// The steps are in chunk records, written before (or with) the run record. A chunk that is
+	// missing or of another run (a crash while a new run's first save was being written) leaves
+	// its steps out: the executor then checks them on the cluster instead of trusting them.
+	for i := 0; i < r.StepChunks; i++ {
+		cv := recs[ChunkKey(key, i)]
+		if cv == nil {
+			continue
+		}
+		var c stepChunk
+		if err := json.Unmarshal(cv, &c); err != nil {
+			return nil, fmt.Errorf("run record %s: steps chunk %d: %w", key, i, err)
+		}
+		if c.Version > FormatVersion {
+			return nil, fmt.Errorf("run record %s: steps chunk of format version %d (this kmm reads version %d)", key, c.Version, FormatVersion)
+		}
+		if c.Type == "run-steps" && c.RunID == r.ID && c.Index == i {
+			r.Steps = append(r.Steps, c.Steps...)
+		}
+	}
+	return r, nil
 }
 
 // ReadState reads every key of c's state topic with its newest value (nil for a tombstone);
@@ -69,12 +101,35 @@ func ReadState(ctx context.Context, c cluster.Cluster) (map[string][]byte, error
 	}
 }
 
-// Save implements Journal.
+// Save implements Journal. A run of more than JournalChunk steps is written as a run record
+// without steps plus chunk records of its steps, and only the chunks that changed since this
+// journal's last save are written again.
 func (j *TopicJournal) Save(ctx context.Context, key string, r *Run) error {
-	v, err := EncodeRun(r)
+	var recs []cluster.Record
+	written := map[string][]byte{}
+	hdr := *r
+	hdr.StepChunks = 0
+	if len(r.Steps) > JournalChunk {
+		hdr.Steps = nil
+		for i := 0; i*JournalChunk < len(r.Steps); i++ {
+			steps := r.Steps[i*JournalChunk : min((i+1)*JournalChunk, len(r.Steps))]
+			cv, err := json.Marshal(stepChunk{Version: FormatVersion, Type: "run-steps", RunID: r.ID, Index: i, Steps: steps})
+			if err != nil {
+				return err
+			}
+			ck := ChunkKey(key, i)
+			if !bytes.Equal(j.last[ck], cv) {
+				recs = append(recs, cluster.Record{Topic: StateTopic, Partition: 0, Key: []byte(ck), Value: cv})
+				written[ck] = cv
+			}
+			hdr.StepChunks = i + 1
+		}
+	}
+	v, err := EncodeRun(&hdr)
 	if err != nil {
 		return err
 	}
+	r.Version, r.Type = hdr.Version, hdr.Type
 	if !j.created {
 		if _, err := cluster.EnsureTopic(ctx, j.C, cluster.NewTopic{Name: StateTopic, Partitions: 1, RF: j.RF,
 			Configs: map[string]string{"cleanup.policy": "compact"}}, j.RFKey); err != nil {
@@ -91,8 +146,18 @@ func (j *TopicJournal) Save(ctx context.Context, key string, r *Run) error {
 	if j.Now != nil {
 		now = j.Now()
 	}
-	if _, err := j.prod.ProduceSync(ctx, []cluster.Record{{Topic: StateTopic, Partition: 0, Key: []byte(key), Value: v, Timestamp: now}}); err != nil {
+	recs = append(recs, cluster.Record{Topic: StateTopic, Partition: 0, Key: []byte(key), Value: v})
+	for i := range recs {
+		recs[i].Timestamp = now
+	}
+	if _, err := j.prod.ProduceSync(ctx, recs); err != nil {
 		return fmt.Errorf("writing %s to %s: %w", key, j.Where(), err)
+	}
+	if j.last == nil {
+		j.last = map[string][]byte{}
+	}
+	for k, cv := range written {
+		j.last[k] = cv
 	}
 	return nil
 }
