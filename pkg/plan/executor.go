@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/kerr"
@@ -14,6 +15,12 @@ type Action interface {
 	Check(ctx context.Context, s Step) (inEffect bool, err error)
 	// Apply makes the change and returns the numbers of what it wrote.
 	Apply(ctx context.Context, s Step) (numbers map[string]int64, err error)
+}
+
+// Concurrent is an Action whose steps are independent of each other (one group's offsets per
+// step): a series of consecutive steps of its kind runs up to Concurrency() at a time.
+type Concurrent interface {
+	Concurrency() int
 }
 
 // Executor applies plans: check each step, apply it unless in effect, journal every outcome,
@@ -140,30 +147,23 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, r *Run) (*Run, error) {
 	}
 	lastSave := e.now()
 	executed := 0
-	for i, s := range p.Steps {
+	for i := 0; i < len(p.Steps); i++ {
+		s := p.Steps[i]
 		rec := &r.Steps[i]
 		if rec.Outcome != Pending {
 			continue
 		}
-		act := e.Actions[s.Kind]
-		started := e.now()
-		rec.Started = &started
-		var err error
-		if act == nil {
-			err = fmt.Errorf("no action for steps of kind %q", s.Kind)
+		if batch := e.concurrentBatch(p, r, i); len(batch) > 1 {
+			n, err := e.runConcurrent(ctx, p, r, batch, &lastSave, every)
+			executed += n
+			if err != nil {
+				return r, err
+			}
+			i = batch[len(batch)-1]
+			continue
 		}
-		var inEffect bool
-		if err == nil {
-			inEffect, err = act.Check(ctx, s)
-		}
-		if err == nil && inEffect {
-			rec.Outcome, rec.Detail = AlreadyDone, "found in effect on "+s.Cluster+": not applied again"
-		} else if err == nil {
-			rec.Numbers, err = act.Apply(ctx, s)
-			rec.Outcome = Applied
-		}
-		finished := e.now()
-		rec.Finished = &finished
+		err := e.runStep(ctx, s, rec)
+		finished := *rec.Finished
 		if err != nil {
 			rec.Outcome, rec.Detail, rec.Numbers = Failed, err.Error(), nil
 			r.State = RunFailed
@@ -196,6 +196,133 @@ func (e *Executor) Execute(ctx context.Context, p *Plan, r *Run) (*Run, error) {
 		return r, fmt.Errorf("every step is done but recording the run's end failed: %w", err)
 	}
 	return r, nil
+}
+
+// runStep checks step s and applies it unless in effect, filling rec (started, outcome,
+// numbers, finished); on error rec is left for the caller to mark failed.
+func (e *Executor) runStep(ctx context.Context, s Step, rec *StepRecord) error {
+	act := e.Actions[s.Kind]
+	started := e.now()
+	rec.Started = &started
+	var err error
+	if act == nil {
+		err = fmt.Errorf("no action for steps of kind %q", s.Kind)
+	}
+	var inEffect bool
+	if err == nil {
+		inEffect, err = act.Check(ctx, s)
+	}
+	if err == nil && inEffect {
+		rec.Outcome, rec.Detail = AlreadyDone, "found in effect on "+s.Cluster+": not applied again"
+	} else if err == nil {
+		rec.Numbers, err = act.Apply(ctx, s)
+		rec.Outcome = Applied
+	}
+	finished := e.now()
+	rec.Finished = &finished
+	return err
+}
+
+// concurrentBatch returns the indexes of the pending steps from i on that are of step i's kind,
+// when that kind's Action is Concurrent (and no AfterStep test hook wants steps one by one);
+// nil otherwise.
+func (e *Executor) concurrentBatch(p *Plan, r *Run, i int) []int {
+	if e.AfterStep != nil {
+		return nil
+	}
+	c, ok := e.Actions[p.Steps[i].Kind].(Concurrent)
+	if !ok || c.Concurrency() < 2 {
+		return nil
+	}
+	var out []int
+	for j := i; j < len(p.Steps); j++ {
+		if r.Steps[j].Outcome == Skipped || r.Steps[j].Outcome.Done() {
+			continue
+		}
+		if p.Steps[j].Kind != p.Steps[i].Kind {
+			break
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// runConcurrent executes the steps batch (pending, one Concurrent kind) up to Concurrency() at
+// a time. Outcomes are recorded as they come, the journal written as in the sequential loop
+// (at most every `every`, and once the batch is over). The first failure stops new steps from
+// starting; the steps already running finish and are recorded; the run is then failed. An
+// interrupt likewise lets running steps finish and leaves the run unfinished.
+func (e *Executor) runConcurrent(ctx context.Context, p *Plan, r *Run, batch []int, lastSave *time.Time, every time.Duration) (int, error) {
+	width := e.Actions[p.Steps[batch[0]].Kind].(Concurrent).Concurrency()
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		firstErr error
+		failedAt int
+		executed int
+		saveErr  error
+	)
+	next := make(chan int)
+	for w := 0; w < min(width, len(batch)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				var rec StepRecord
+				rec.ID, rec.Kind, rec.Cluster = p.Steps[i].ID, p.Steps[i].Kind, p.Steps[i].Cluster
+				err := e.runStep(ctx, p.Steps[i], &rec)
+				mu.Lock()
+				if err != nil {
+					rec.Outcome, rec.Detail, rec.Numbers = Failed, err.Error(), nil
+					if firstErr == nil {
+						firstErr, failedAt = err, i
+					}
+				} else {
+					executed++
+				}
+				r.Steps[i] = rec
+				if err == nil && saveErr == nil && (every < 0 || rec.Finished.Sub(*lastSave) >= every) {
+					if serr := e.save(ctx, p, r); serr != nil {
+						saveErr = fmt.Errorf("step %s was %s but recording it failed (a re-run finds it in effect): %w", rec.ID, rec.Outcome, serr)
+					} else {
+						*lastSave = e.now()
+					}
+				}
+				e.notify(i, p, rec)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, i := range batch {
+		mu.Lock()
+		stop := firstErr != nil || saveErr != nil
+		mu.Unlock()
+		if stop || ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		r.State = RunFailed
+		err := firstErr
+		if serr := e.save(ctx, p, r); serr != nil {
+			err = fmt.Errorf("%w (and recording it failed: %v)", err, serr)
+		}
+		return executed, fmt.Errorf("step %s: %w", p.Steps[failedAt].ID, err)
+	}
+	if saveErr != nil {
+		return executed, saveErr
+	}
+	if err := e.save(ctx, p, r); err != nil {
+		return executed, fmt.Errorf("steps up to %s were done but recording them failed (a re-run finds them in effect): %w", p.Steps[batch[len(batch)-1]].ID, err)
+	}
+	*lastSave = e.now()
+	if err := ctx.Err(); err != nil {
+		return executed, kerr.Wrap(kerr.Interrupted, fmt.Errorf("interrupted during the %s steps; run %s resumes from the first step not done: %w", p.Steps[batch[0]].Kind, r.ID, err))
+	}
+	return executed, nil
 }
 
 // nextKindDiffers reports whether the next step still to execute after step i is of another

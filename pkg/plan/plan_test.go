@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -344,5 +346,84 @@ func TestSavesBatchedWithinAKindAndCrashBetweenSaves(t *testing.T) {
 	}
 	if j3.Saves != 1+6+1 {
 		t.Fatalf("%d saves with SaveEvery<0, want 8", j3.Saves)
+	}
+}
+
+// concAction is a Concurrent action over a locked "cluster state"; it counts the steps that
+// ran at the same time and applies each step at most once per state.
+type concAction struct {
+	mu              sync.Mutex
+	state           map[string]int // applications per step id
+	running, maxRun int
+	failOn          string
+	delay           time.Duration
+}
+
+func (a *concAction) Concurrency() int { return 4 }
+
+func (a *concAction) Check(_ context.Context, s Step) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.state[s.ID] > 0, nil
+}
+
+func (a *concAction) Apply(_ context.Context, s Step) (map[string]int64, error) {
+	a.mu.Lock()
+	a.running++
+	a.maxRun = max(a.maxRun, a.running)
+	a.mu.Unlock()
+	time.Sleep(a.delay)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.running--
+	if s.ID == a.failOn {
+		return nil, errors.New("coordinator said no")
+	}
+	a.state[s.ID]++
+	return map[string]int64{"partitions": 1}, nil
+}
+
+// Steps of a Concurrent kind run several at a time; every outcome is journaled; a failure stops
+// new steps, fails the run, and the re-run applies only what was not applied (never twice).
+func TestConcurrentStepsFailAndResume(t *testing.T) {
+	var ids []string
+	for i := 0; i < 40; i++ {
+		ids = append(ids, fmt.Sprintf("g%02d", i))
+	}
+	p := testPlan(ids...)
+	for i := range p.Steps {
+		p.Steps[i].Kind = "conc"
+	}
+	a := &concAction{state: map[string]int{}, failOn: "g10", delay: 5 * time.Millisecond}
+	j := &MemJournal{}
+	ex := &Executor{Journal: j, Actions: map[string]Action{"conc": a}, Host: "h1"}
+	r, _, _ := ex.Begin(context.Background(), p)
+	r, err := ex.Execute(context.Background(), p, r)
+	if err == nil || !strings.Contains(err.Error(), "step g10") {
+		t.Fatalf("want the failure of g10, got %v", err)
+	}
+	if a.maxRun < 2 || a.maxRun > 4 {
+		t.Fatalf("%d steps ran at once, want 2..4", a.maxRun)
+	}
+	stored, _ := j.Load(context.Background(), p.Key())
+	if stored.State != RunFailed || stored.DoneSteps() != len(a.state) || len(a.state) >= 40 {
+		t.Fatalf("journal: state %s, %d done, %d applied", stored.State, stored.DoneSteps(), len(a.state))
+	}
+	a.failOn = ""
+	ex2 := &Executor{Journal: j, Actions: map[string]Action{"conc": a}, Host: "h2"}
+	r2, resume, err := ex2.Begin(context.Background(), p)
+	if err != nil || resume == nil {
+		t.Fatalf("no resume: %v", err)
+	}
+	if r2, err = ex2.Execute(context.Background(), p, r2); err != nil {
+		t.Fatal(err)
+	}
+	if r2.State != Done || r2.DoneSteps() != 40 {
+		t.Fatalf("re-run: %s, %d done", r2.State, r2.DoneSteps())
+	}
+	for _, id := range ids {
+		if a.state[id] != 1 {
+			t.Fatalf("step %s applied %d times", id, a.state[id])
+		}
 	}
 }

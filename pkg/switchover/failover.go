@@ -584,6 +584,9 @@ func (a commitTranslated) want(ctx context.Context, s plan.Step) (string, map[cl
 	return p.Group, want, rows, nil
 }
 
+// Concurrency implements plan.Concurrent (one group per step).
+func (commitTranslated) Concurrency() int { return groupConcurrency }
+
 func (a commitTranslated) Check(ctx context.Context, s plan.Step) (bool, error) {
 	g, want, _, err := a.want(ctx, s)
 	if err != nil {

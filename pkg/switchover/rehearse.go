@@ -315,6 +315,9 @@ func shadowParams(s plan.Step) (ShadowParams, map[cluster.TP]cluster.OffsetMeta,
 	return p, want, nil
 }
 
+// Concurrency implements plan.Concurrent (one shadow group per step).
+func (commitShadow) Concurrency() int { return groupConcurrency }
+
 func (a commitShadow) Check(ctx context.Context, s plan.Step) (bool, error) {
 	p, want, err := shadowParams(s)
 	if err != nil {

@@ -125,6 +125,13 @@ func (a CommitOffsets) Check(ctx context.Context, s plan.Step) (bool, error) {
 	return true, nil
 }
 
+// groupConcurrency is how many groups' offsets are checked and committed at a time: each group
+// is its own step (its own round trips to the group coordinator), independent of the others.
+const groupConcurrency = 8
+
+// Concurrency implements plan.Concurrent: groups are committed groupConcurrency at a time.
+func (CommitOffsets) Concurrency() int { return groupConcurrency }
+
 // Apply commits the step's offsets (AlterConsumerGroupOffsets; the broker refuses groups with
 // members).
 func (a CommitOffsets) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
