@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -52,12 +53,13 @@ func hasLibrdkafkaRecord(recs []map[string]any) bool {
 // With --log-format json and debug logging, every stderr line of replicate, status, lag,
 // verify and translate-offsets against clusters that refuse connections is a JSON record:
 // librdkafka's own lines (Connection refused) are records of kmm's logger, never raw, and the
-// final error is a record with its exit code. The commands run at once (bounded by replicate's
+// final error is a record with its exit code; replicate -o json also emits a JSON error event
+// on stdout. The commands run at once (bounded by replicate's
 // 15 s start timeout).
 func TestLibrdkafkaLogsJSONUnreachable(t *testing.T) {
 	props := unreachableProps(t)
 	bin := Bin(t)
-	cmds := [][]string{{"replicate", props}, {"status", props}, {"lag", props}, {"verify", props}, {"translate-offsets", props}}
+	cmds := [][]string{{"replicate", props, "-o", "json"}, {"status", props}, {"lag", props}, {"verify", props}, {"translate-offsets", props}}
 	type result struct {
 		code           int
 		took           time.Duration
@@ -103,7 +105,15 @@ func TestLibrdkafkaLogsJSONUnreachable(t *testing.T) {
 		if last["level"] != "ERROR" || last["exit_code"] != float64(4) || last["hint"] == nil {
 			t.Errorf("%s: last record %v, want the error (level ERROR, exit_code 4, a hint)", args[0], last)
 		}
-		if strings.Contains(r.stderr, "Connection refused") == false {
+		if args[0] == "replicate" {
+			// -o json: the failure at start is a JSON error event on stdout too.
+			var ev map[string]any
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if json.Unmarshal([]byte(lines[len(lines)-1]), &ev) != nil || ev["type"] != "error" || !strings.Contains(fmt.Sprint(ev["message"]), "is not reachable") {
+				t.Errorf("replicate -o json: stdout %q, want a JSON error event naming the unreachable cluster", r.stdout)
+			}
+		}
+		if !strings.Contains(r.stderr, "Connection refused") {
 			t.Errorf("%s: the cause is not in the log:\n%s", args[0], tail(r.stderr, 10))
 		}
 	}
