@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -59,7 +61,11 @@ func hasLibrdkafkaRecord(recs []map[string]any) bool {
 func TestLibrdkafkaLogsJSONUnreachable(t *testing.T) {
 	props := unreachableProps(t)
 	bin := Bin(t)
-	cmds := [][]string{{"replicate", props, "-o", "json"}, {"status", props}, {"lag", props}, {"verify", props}, {"translate-offsets", props}}
+	dns := filepath.Join(t.TempDir(), "dns.properties")
+	if err := os.WriteFile(dns, []byte("clusters = A, B\nA.bootstrap.servers = kmm-e2e-no-such-host.invalid:9092\nB.bootstrap.servers = kmm-e2e-no-such-host.invalid:9092\nA->B.enabled = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmds := [][]string{{"replicate", props, "-o", "json"}, {"status", props}, {"lag", props}, {"verify", props}, {"translate-offsets", props}, {"status", dns}}
 	type result struct {
 		code           int
 		took           time.Duration
@@ -113,8 +119,12 @@ func TestLibrdkafkaLogsJSONUnreachable(t *testing.T) {
 				t.Errorf("replicate -o json: stdout %q, want a JSON error event naming the unreachable cluster", r.stdout)
 			}
 		}
-		if !strings.Contains(r.stderr, "Connection refused") {
-			t.Errorf("%s: the cause is not in the log:\n%s", args[0], tail(r.stderr, 10))
+		cause := "Connection refused"
+		if args[1] == dns {
+			cause = "Failed to resolve 'kmm-e2e-no-such-host.invalid:9092'" // the real cause, DNS, not only "no answer"
+		}
+		if !strings.Contains(r.stderr+r.stdout, cause) {
+			t.Errorf("%s: the cause %q is not said:\n%s", args[0], cause, tail(r.stderr, 10))
 		}
 	}
 }

@@ -387,3 +387,25 @@ func TestCompletionBinary(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal each diagnostic of config check and explain is printed once (the report on
+// stdout; not again on stderr). script(1) gives kmm a pseudo-terminal for both streams.
+func TestDiagnosticsOnceOnATerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to run kmm on a pseudo-terminal")
+	}
+	bin := Bin(t)
+	props := propsWith(t, "old.properties", "topics.blacklist = x")
+	for _, cmd := range [][]string{{"config", "check"}, {"config", "explain"}} {
+		line := bin + " " + strings.Join(cmd, " ") + " " + props
+		c := exec.Command("script", "-qec", line, "/dev/null")
+		c.Env = append(os.Environ(), "TERM=dumb", "NO_COLOR=1")
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		if n := strings.Count(string(out), "warning: topics.blacklist is not an MM2 4.x key"); n != 1 {
+			t.Errorf("kmm %s on a terminal: the warning printed %d times, want once:\n%s", strings.Join(cmd, " "), n, out)
+		}
+	}
+}
