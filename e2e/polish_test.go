@@ -149,6 +149,16 @@ func TestExplainShowsWhatReplicateUses(t *testing.T) {
 	if wide.Code != 0 || len(wide.Stdout) <= len(r.Stdout) || strings.Contains(wide.Stdout, "--wide shows them") {
 		t.Errorf("--wide: exit %d, %d bytes against %d without it", wide.Code, len(wide.Stdout), len(r.Stdout))
 	}
+	// A long value is elided (the table fits a terminal); --wide shows it whole.
+	long := "orders-" + strings.Repeat("x", 200)
+	lp := propsWith(t, "long.properties", "A->B.topics = "+long)
+	r = runTimed(t, 5*time.Second, "config", "explain", lp, "topics")
+	if r.Code != 0 || strings.Contains(r.Stdout, long) || !strings.Contains(r.Stdout, "(207 chars, --wide shows all)") {
+		t.Errorf("long value: exit %d, not elided:\n%s", r.Code, r.Stdout)
+	}
+	if r := runTimed(t, 5*time.Second, "config", "explain", lp, "topics", "--wide"); r.Code != 0 || !strings.Contains(r.Stdout, long) {
+		t.Errorf("long value with --wide: exit %d, not whole:\n%s", r.Code, r.Stdout)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -297,6 +307,19 @@ func TestHelpAndMistakesBinary(t *testing.T) {
 		golden := filepath.Join(testbed.Root(), "testdata", "golden", "help", "kmm"+strings.ReplaceAll(" "+p, " ", "-")+".txt")
 		if want, err := os.ReadFile(golden); err != nil || string(want) != r.Stdout {
 			t.Errorf("kmm %s --help differs from %s (%v):\n%s", p, filepath.Base(golden), err, r.Stdout)
+		}
+		for _, bad := range []string{"(default: false)", "(default: 0s)", "(default: 0)", "--endpoint kmm replicate", "--whitelist topics"} {
+			if strings.Contains(r.Stdout, bad) {
+				t.Errorf("kmm %s --help: urfave/cli's guessed value name or a doubled/zero default %q", p, bad)
+			}
+		}
+		for _, l := range strings.Split(r.Stdout, "\n") {
+			if flag, _, _ := strings.Cut(strings.TrimSpace(l), "  "); strings.HasPrefix(flag, "--") && strings.Contains(flag+" ", " value ") {
+				t.Errorf("kmm %s --help: urfave/cli's placeholder 'value' in %q", p, flag)
+			}
+		}
+		if p == "status" && !strings.Contains(r.Stdout, "--max-lag N") && !strings.Contains(r.Stdout, "(0 = off)") {
+			t.Errorf("kmm status --help does not say --max-lag 0 = off")
 		}
 		if p == "" {
 			continue

@@ -71,6 +71,11 @@ func TestHelpGolden(t *testing.T) {
 				t.Errorf("kmm %s --help contains %q", p, bad)
 			}
 		}
+		for _, l := range strings.Split(out, "\n") {
+			if flag, _, _ := strings.Cut(strings.TrimSpace(l), "  "); strings.HasPrefix(flag, "--") && strings.Contains(flag+" ", " value ") {
+				t.Errorf("kmm %s --help: urfave/cli's placeholder 'value' in %q", p, flag)
+			}
+		}
 	}
 }
 
