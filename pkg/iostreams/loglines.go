@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -31,7 +32,7 @@ func NewLogLines(raw io.Writer, opts *slog.HandlerOptions) *LogLines {
 func (l *LogLines) Logger() *slog.Logger { return l.log }
 
 // Write implements io.Writer: complete lines become records; a partial line waits for its end
-// (or Flush).
+// (or Flush), except a confirmation question ("... [y/N] "), which is a record at once.
 func (l *LogLines) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -44,6 +45,11 @@ func (l *LogLines) Write(p []byte) (int, error) {
 		line := string(l.buf[:i])
 		l.buf = l.buf[i+1:]
 		l.line(line)
+	}
+	// A question waits for its answer without a line end: it is a record at once.
+	if bytes.HasSuffix(l.buf, []byte("[y/N] ")) {
+		l.line(string(l.buf))
+		l.buf = nil
 	}
 	if len(l.buf) == 0 {
 		l.buf = nil
@@ -61,6 +67,8 @@ func (l *LogLines) Flush() {
 	}
 }
 
+var positioned = regexp.MustCompile(`^\S+: (error|warning): `)
+
 func (l *LogLines) line(s string) {
 	s = strings.TrimRight(s, "\r")
 	// Terminal control sequences (erase line) have no place in a record.
@@ -73,12 +81,20 @@ func (l *LogLines) line(s string) {
 		return
 	}
 	lvl := slog.LevelInfo
-	msg := strings.TrimPrefix(s, "kmm: ")
+	msg := strings.TrimPrefix(strings.TrimSpace(s), "kmm: ")
 	switch {
 	case strings.HasPrefix(msg, "error: "):
 		lvl, msg = slog.LevelError, strings.TrimPrefix(msg, "error: ")
 	case strings.HasPrefix(msg, "warning: "):
 		lvl, msg = slog.LevelWarn, strings.TrimPrefix(msg, "warning: ")
+	default:
+		// A diagnostic with its position keeps it: "mm2.properties:5: warning: ...".
+		if m := positioned.FindStringSubmatch(msg); m != nil {
+			lvl = slog.LevelWarn
+			if m[1] == "error" {
+				lvl = slog.LevelError
+			}
+		}
 	}
 	l.log.Log(context.Background(), lvl, msg)
 }

@@ -18,6 +18,8 @@ func TestLogLinesEveryLineJSON(t *testing.T) {
 	fmt.Fprint(ll, "kmm: warning: half")
 	ll.Logger().Debug("direct", "k", 1)
 	fmt.Fprint(ll, " a line\n\n"+EraseLine+"{\"already\":\"json\"}\n")
+	fmt.Fprint(ll, "mm2.properties:5: warning: tasks.max = 99\n  hint: lower it\n")
+	fmt.Fprint(ll, "apply 2 step(s)? [y/N] ")
 	fmt.Fprint(ll, "no end")
 	ll.Flush()
 	var got []map[string]any
@@ -30,7 +32,7 @@ func TestLogLinesEveryLineJSON(t *testing.T) {
 	}
 	want := []struct{ level, msg string }{
 		{"INFO", "flow A->B (x -> y): records; 1 pipeline(s)"}, {"ERROR", "boom"}, {"DEBUG", "direct"},
-		{"WARN", "half a line"}, {"", ""}, {"INFO", "no end"},
+		{"WARN", "half a line"}, {"", ""}, {"WARN", "mm2.properties:5: warning: tasks.max = 99"}, {"INFO", "hint: lower it"}, {"INFO", "apply 2 step(s)? [y/N]"}, {"INFO", "no end"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d records, want %d:\n%s", len(got), len(want), raw.String())
