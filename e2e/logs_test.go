@@ -53,7 +53,7 @@ func hasLibrdkafkaRecord(recs []map[string]any) bool {
 }
 
 // With --log-format json and debug logging, every stderr line of replicate, status, lag,
-// verify and translate-offsets against clusters that refuse connections is a JSON record:
+// verify, translate-offsets and failover against clusters that refuse connections is a JSON record:
 // librdkafka's own lines (Connection refused) are records of kmm's logger, never raw, and the
 // final error is a record with its exit code; replicate -o json also emits a JSON error event
 // on stdout. The commands run at once (bounded by replicate's
@@ -65,7 +65,7 @@ func TestLibrdkafkaLogsJSONUnreachable(t *testing.T) {
 	if err := os.WriteFile(dns, []byte("clusters = A, B\nA.bootstrap.servers = kmm-e2e-no-such-host.invalid:9092\nB.bootstrap.servers = kmm-e2e-no-such-host.invalid:9092\nA->B.enabled = true\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmds := [][]string{{"replicate", props, "-o", "json"}, {"status", props}, {"lag", props}, {"verify", props}, {"translate-offsets", props}, {"status", dns}}
+	cmds := [][]string{{"replicate", props, "-o", "json"}, {"status", props}, {"lag", props}, {"verify", props}, {"translate-offsets", props}, {"failover", props, "--dry-run"}, {"status", dns}}
 	type result struct {
 		code           int
 		took           time.Duration
