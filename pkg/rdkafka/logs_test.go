@@ -96,8 +96,16 @@ func TestClientsLogThroughLoggerAndStop(t *testing.T) {
 	if err := c.Assign(map[TP]int64{{Topic: "t", Partition: 0}: int64(Earliest)}); err != nil {
 		t.Fatal(err)
 	}
-	if n := drains.Load() - before; n != 3 {
-		t.Errorf("%d log channels drained, want 3 (admin, producer, consumer)", n)
+	h := &warnHandler{}
+	cp, err := NewCopier("A->B-0", cfg, cfg, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cp.Start(ctx)
+	if n := drains.Load() - before; n != 5 {
+		t.Errorf("%d log channels drained, want 5 (admin, producer, consumer, the copier's two)", n)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) && strings.Count(mu.String(), "Connection refused") < 3 {
@@ -109,9 +117,17 @@ func TestClientsLogThroughLoggerAndStop(t *testing.T) {
 			t.Errorf("no librdkafka record of a %s client:\n%s", name, out)
 		}
 	}
+	for time.Now().Before(deadline) && h.count() == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if h.count() == 0 {
+		t.Errorf("the copier's handler got no librdkafka warning")
+	}
 	a.Close()
 	p.Close()
 	c.Close()
+	cancel()
+	cp.Close()
 	for time.Now().Before(deadline) && drains.Load() != before {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -135,4 +151,23 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+type warnHandler struct {
+	mu    sync.Mutex
+	warns int
+}
+
+func (w *warnHandler) Acked(*CopyPart, int64, int64, int, int64) {}
+func (w *warnHandler) Gap(*CopyPart, int64, int64)               {}
+func (w *warnHandler) Warn(string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warns++
+}
+
+func (w *warnHandler) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.warns
 }
