@@ -41,11 +41,11 @@ func TestStatusUnreachableExit4(t *testing.T) {
 	}
 }
 
-// Ctrl-C ends status, lag and translate-offsets within a second with exit 130, while they wait
-// for clusters that do not answer.
+// Ctrl-C ends status, lag, translate-offsets, verify and failover within a second with exit
+// 130, while they wait for clusters that do not answer.
 func TestCtrlCEndsReadCommands(t *testing.T) {
 	props := unreachableProps(t)
-	for _, args := range [][]string{{"status", props}, {"lag", props}, {"translate-offsets", props}, {"lag", props, "--watch"}} {
+	for _, args := range [][]string{{"status", props}, {"lag", props}, {"translate-offsets", props}, {"lag", props, "--watch"}, {"verify", props}, {"failover", props, "--dry-run"}} {
 		cmd := exec.Command(Bin(t), args...)
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut

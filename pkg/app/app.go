@@ -87,6 +87,9 @@ func Run(ctx context.Context, args []string, io *iostreams.IOStreams) int {
 	if err != nil {
 		printError(io, err)
 	}
+	if ll, ok := io.ErrOut.(*iostreams.LogLines); ok {
+		ll.Flush()
+	}
 	return ExitCode(err)
 }
 
@@ -109,6 +112,16 @@ func interrupted(ctx context.Context, err error) error {
 
 func printError(io *iostreams.IOStreams, err error) {
 	msg := err.Error()
+	if ll, ok := io.ErrOut.(*iostreams.LogLines); ok {
+		// --log-format json: one record, the hint an attribute of it.
+		ll.Flush()
+		attrs := []any{"exit_code", ExitCode(err)}
+		if h := kerr.HintOf(err); h != "" {
+			attrs = append(attrs, "hint", h)
+		}
+		ll.Logger().Error(msg, attrs...)
+		return
+	}
 	if kerr.KindOf(err) == kerr.NotImplemented {
 		fmt.Fprintf(io.ErrOut, "kmm: %s\n", msg)
 		return
@@ -153,7 +166,11 @@ func newApp(io *iostreams.IOStreams) *cli.App {
 				return kerr.New(kerr.Usage, "--color must be auto, always or never, not %q", m)
 			}
 			f.LogLevel, f.LogFormat = c.String("log-level"), c.String("log-format")
-			return f.validateLogging()
+			if err := f.validateLogging(); err != nil {
+				return err
+			}
+			f.setupLogging()
+			return nil
 		},
 		Action: func(c *cli.Context) error {
 			if c.Bool("version") {

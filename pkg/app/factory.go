@@ -6,6 +6,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // Factory hands commands their dependencies lazily: IO streams, logger, and (later) config and
@@ -43,10 +44,27 @@ func (f *Factory) Logger() *slog.Logger {
 	lvl, _ := parseLevel(f.LogLevel)
 	var w io.Writer = f.IO.ErrOut
 	opts := &slog.HandlerOptions{Level: lvl}
-	if f.LogFormat == "json" {
+	if ll, ok := w.(*iostreams.LogLines); ok {
+		f.logger = ll.Logger()
+	} else if f.LogFormat == "json" {
 		f.logger = slog.New(slog.NewJSONHandler(w, opts))
 	} else {
 		f.logger = slog.New(slog.NewTextHandler(w, opts))
 	}
 	return f.logger
+}
+
+// setupLogging makes stderr carry JSON records only with --log-format json when stderr is not a
+// terminal (where a person reads it and a prompt needs a line without its end): the lines
+// commands print there ("kmm: ...", errors) become records too. It also hands the logger to
+// pkg/rdkafka for librdkafka's own log lines of every client.
+func (f *Factory) setupLogging() {
+	if f.LogFormat == "json" && !f.IO.IsStderrTTY() {
+		if _, done := f.IO.ErrOut.(*iostreams.LogLines); !done {
+			lvl, _ := parseLevel(f.LogLevel)
+			f.IO.ErrOut = iostreams.NewLogLines(f.IO.ErrOut, &slog.HandlerOptions{Level: lvl})
+			f.logger = nil
+		}
+	}
+	rdkafka.SetLogger(f.Logger())
 }

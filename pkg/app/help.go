@@ -23,7 +23,7 @@ var defaultFlagStringer = cli.FlagStringer
 // "(default: 0s)"/"(default: 0)"/(default: "") for flags that are off unless set, and no second
 // default when the usage text already states one.
 func flagString(f cli.Flag) string {
-	s := defaultFlagStringer(f)
+	s := namePlaceholder(f, defaultFlagStringer(f))
 	i := strings.LastIndex(s, " (default: ")
 	if i < 0 || !strings.HasSuffix(s, ")") {
 		return s
@@ -40,6 +40,30 @@ func flagString(f cli.Flag) string {
 		return s[:i]
 	}
 	return s
+}
+
+// namePlaceholder replaces urfave/cli's "value" placeholder (a flag whose usage names none in
+// backticks) by one that says what to give: N for numbers, DURATION, else the flag's last word
+// in capitals (--mode MODE, --log-format FORMAT).
+func namePlaceholder(f cli.Flag, s string) string {
+	tab := strings.Index(s, "\t")
+	if tab < 0 || !strings.Contains(s[:tab], " value") {
+		return s
+	}
+	names := f.Names()
+	ph := "VALUE"
+	switch f.(type) {
+	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag, *cli.Float64Flag, *cli.IntSliceFlag, *cli.Int64SliceFlag:
+		ph = "N"
+	case *cli.DurationFlag:
+		ph = "DURATION"
+	default:
+		if len(names) > 0 {
+			words := strings.Split(names[0], "-")
+			ph = strings.ToUpper(words[len(words)-1])
+		}
+	}
+	return strings.ReplaceAll(s[:tab], " value", " "+ph) + s[tab:]
 }
 
 // commandPaths returns the full names ("config check") of every command in the tree, leaves

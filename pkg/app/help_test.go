@@ -71,6 +71,11 @@ func TestHelpGolden(t *testing.T) {
 				t.Errorf("kmm %s --help contains %q", p, bad)
 			}
 		}
+		for _, l := range strings.Split(out, "\n") {
+			if flag, _, _ := strings.Cut(strings.TrimSpace(l), "  "); strings.HasPrefix(flag, "--") && strings.Contains(flag+" ", " value ") {
+				t.Errorf("kmm %s --help: urfave/cli's placeholder 'value' in %q", p, flag)
+			}
+		}
 	}
 }
 
@@ -92,11 +97,13 @@ func TestMistypedCommandsSuggest(t *testing.T) {
 }
 
 func TestUsageHintNamesTheFullCommand(t *testing.T) {
-	code, _, errOut := run("config", "check")
-	if code != 2 || !strings.Contains(errOut, "kmm config check mirror-maker.properties") {
-		t.Errorf("exit %d, %q", code, errOut)
+	for _, p := range []string{"config check", "status", "replicate"} {
+		code, _, errOut := run(strings.Fields(p)...)
+		if code != 2 || !strings.Contains(errOut, "usage: kmm "+p+" mirror-maker.properties") {
+			t.Errorf("%s: exit %d, %q", p, code, errOut)
+		}
 	}
-	code, _, errOut = run("config", "explain", "--no-such")
+	code, _, errOut := run("config", "explain", "--no-such")
 	if code != 2 || !strings.Contains(errOut, "kmm config explain --help") {
 		t.Errorf("exit %d, %q", code, errOut)
 	}

@@ -20,7 +20,8 @@ type Producer struct {
 // NewProducer creates a producer for one cluster.
 func NewProducer(name string, cfg Config, opts ...Option) (*Producer, error) {
 	o := collect(opts)
-	p, err := kafka.NewProducer(cfg.configMap(withLogs(failFast, o)))
+	cfg = withLogChannel(merge(cfg, failFast))
+	p, err := kafka.NewProducer(cfg.configMap(nil))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid producer configuration: %w", name, err))
 	}
@@ -34,23 +35,8 @@ func NewProducer(name string, cfg Config, opts ...Option) (*Producer, error) {
 			}
 		}
 	}()
-	if o.problems != nil {
-		go bridgeLogs(p.Logs(), o.problems)
-	}
+	startDrain(name, p.Logs(), cfg, o.problems)
 	return pr, nil
-}
-
-// withLogs adds go.logs.channel.enable to extra when problems are routed to a handler.
-func withLogs(extra map[string]string, o options) map[string]string {
-	if o.problems == nil {
-		return extra
-	}
-	m := make(map[string]string, len(extra)+1)
-	for k, v := range extra {
-		m[k] = v
-	}
-	m["go.logs.channel.enable"] = "true"
-	return m
 }
 
 // Close flushes (up to 10 s) and closes the producer.
@@ -166,17 +152,13 @@ type Consumer struct {
 func NewConsumer(name string, cfg Config, opts ...Option) (*Consumer, error) {
 	o := collect(opts)
 	extra := map[string]string{"group.id": "kmm-assign", "enable.auto.commit": "false", "enable.auto.offset.store": "false",
-		"enable.partition.eof": "false", "go.logs.channel.enable": "false"}
-	for k, v := range failFast {
-		extra[k] = v
-	}
-	c, err := kafka.NewConsumer(cfg.configMap(withLogs(extra, o)))
+		"enable.partition.eof": "false"}
+	cfg = withLogChannel(merge(cfg, extra, failFast))
+	c, err := kafka.NewConsumer(cfg.configMap(nil))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid consumer configuration: %w", name, err))
 	}
-	if o.problems != nil {
-		go bridgeLogs(c.Logs(), o.problems)
-	}
+	startDrain(name, c.Logs(), cfg, o.problems)
 	return &Consumer{c: c, name: name, problems: o.problems}, nil
 }
 

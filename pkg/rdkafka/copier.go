@@ -114,12 +114,14 @@ func merge(base Config, extras ...map[string]string) Config {
 // and target clusters (CopierSettings adds the Copier's own).
 func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, error) {
 	consumer, producer = CopierSettings(name, consumer, producer)
+	consumer, producer = withLogChannel(consumer), withLogChannel(producer)
 	cons, err := kafka.NewConsumer(consumer.configMap(nil))
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid source consumer configuration: %w", name, err)
 	}
 	prod, err := kafka.NewProducer(producer.configMap(nil))
 	if err != nil {
+		startDrain(name+" source", cons.Logs(), consumer, nil)
 		cons.Close()
 		return nil, fmt.Errorf("%s: invalid target producer configuration: %w", name, err)
 	}
@@ -132,8 +134,8 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	}
 	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset,
 		calls: make(chan func(), 16), done: make(chan struct{}), cdone: make(chan struct{})}
-	go bridgeLogs(cons.Logs(), func(err error) { h.Warn("source", err) })
-	go bridgeLogs(prod.Logs(), func(err error) { h.Warn("target", err) })
+	startDrain(name+" source", cons.Logs(), consumer, func(err error) { h.Warn("source", err) })
+	startDrain(name+" target", prod.Logs(), producer, func(err error) { h.Warn("target", err) })
 	return c, nil
 }
 
@@ -457,16 +459,6 @@ func (c *Copier) Close() {
 	c.prod.Close()
 	c.handleMu.Unlock()
 	<-c.done
-}
-
-// bridgeLogs hands librdkafka's own log lines of warning level or worse to f (as *LogError)
-// instead of letting them go to stderr unformatted; notices are dropped.
-func bridgeLogs(logs chan kafka.LogEvent, f func(error)) {
-	for l := range logs {
-		if l.Level <= 4 {
-			f(&LogError{Level: l.Level, Tag: l.Tag, Msg: l.Message})
-		}
-	}
 }
 
 // ClientStats returns the newest librdkafka statistics of the copier's consumer and producer

@@ -154,35 +154,35 @@ func NewAdmin(name string, cfg Config, opts ...Option) (*Admin, error) {
 		var le *LogError
 		if errors.As(err, &le) && le.Level <= 3 && adm != nil {
 			adm.mu.Lock()
-			adm.lastFail = threadPrefix.ReplaceAllString(le.Msg, "")
+			adm.lastFail = le.Msg
 			adm.mu.Unlock()
 		}
 		if user != nil {
 			user(err)
 		}
 	}
-	{
-		// A standalone admin client has no log channel: derive it from a producer that has one.
-		p, err := kafka.NewProducer(cfg.configMap(withLogs(failFast, o)))
-		if err != nil {
-			return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))
-		}
-		a, err := kafka.NewAdminClientFromProducer(p)
-		if err != nil {
-			p.Close()
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		go func() {
-			for ev := range p.Events() {
-				if e, ok := ev.(kafka.Error); ok {
-					o.problems(e)
-				}
-			}
-		}()
-		adm = &Admin{a: a, parent: p, timeout: 30 * time.Second, name: name}
-		go bridgeLogs(p.Logs(), o.problems)
-		return adm, nil
+	// A standalone admin client has no log channel: derive it from a producer that has one.
+	cfg = withLogChannel(merge(cfg, failFast))
+	p, err := kafka.NewProducer(cfg.configMap(nil))
+	if err != nil {
+		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))
 	}
+	a, err := kafka.NewAdminClientFromProducer(p)
+	if err != nil {
+		startDrain(name, p.Logs(), cfg, nil)
+		p.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	go func() {
+		for ev := range p.Events() {
+			if e, ok := ev.(kafka.Error); ok {
+				o.problems(e)
+			}
+		}
+	}()
+	adm = &Admin{a: a, parent: p, timeout: 30 * time.Second, name: name}
+	startDrain(name, p.Logs(), cfg, o.problems)
+	return adm, nil
 }
 
 // threadPrefix is librdkafka's "[thrd:...]: " at the start of a log line.

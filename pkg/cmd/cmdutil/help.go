@@ -53,8 +53,9 @@ func HasExamples(c *cli.Command) bool {
 // FullName gives only "check" for a subcommand). For hints: "usage: kmm " + CommandPath(c).
 func CommandPath(c *cli.Context) string {
 	var names []string
-	for _, ctx := range c.Lineage() {
-		if ctx.Command != nil && ctx.Command.Name != "" {
+	for i, ctx := range c.Lineage() {
+		// The root contexts' command is the app itself ("kmm"): the hints add that name.
+		if ctx.Command != nil && ctx.Command.Name != "" && (i == 0 || c.App == nil || ctx.Command.Name != c.App.Name) {
 			names = append([]string{ctx.Command.Name}, names...)
 		}
 	}

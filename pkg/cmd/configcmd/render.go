@@ -26,6 +26,9 @@ func yesNo(b bool) string {
 }
 
 func fmtDur(ms int64) string {
+	if ms < 0 {
+		return "off" // MM2's scheduler runs no task with a negative interval
+	}
 	d := time.Duration(ms) * time.Millisecond
 	switch {
 	case d%time.Hour == 0 && d >= time.Hour:
