@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
@@ -160,12 +161,79 @@ func TranslateExact(ctx context.Context, src, tgt cluster.Cluster, syncs *offset
 		}
 		return tps[i].Partition < tps[j].Partition
 	})
-	var out []ExactOffset
 	for _, tp := range tps {
-		c, ok := cut[tp]
-		if !ok {
+		if _, ok := cut[tp]; !ok {
 			return nil, fmt.Errorf("%s[%d]: not a partition of the flow on the source", tp.Topic, tp.Partition)
 		}
+	}
+	// Partitions are independent (their own offsets and records): partitionConcurrency at a time,
+	// results in partition order.
+	res := make([][]ExactOffset, len(tps))
+	err := forEach(ctx, len(tps), partitionConcurrency, func(i int) error {
+		var err error
+		res[i], err = translatePartition(ctx, src, tgt, syncs, tps[i], cut[tps[i]], byTP[tps[i]])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []ExactOffset
+	for _, r := range res {
+		out = append(out, r...)
+	}
+	return out, nil
+}
+
+// partitionConcurrency is how many partitions TranslateExact reads at a time, and how many
+// groups' offsets a failover reads at a time.
+const partitionConcurrency = 8
+
+// forEach calls f(0..n-1), up to width at a time, and returns the first error (the calls not
+// started yet are not started once one has failed).
+func forEach(ctx context.Context, n, width int, f func(i int) error) error {
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan int)
+	for w := 0; w < min(width, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if stop || ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return first
+}
+
+// translatePartition translates the group offsets offs of one source partition tp exactly (see
+// TranslateExact).
+func translatePartition(ctx context.Context, src, tgt cluster.Cluster, syncs *offsetsync.Store, tp cluster.TP, c CutPartition, offs []GroupOffset) ([]ExactOffset, error) {
+	var out []ExactOffset
+	{
 		starts, err := src.ListOffsets(ctx, []cluster.TP{tp}, cluster.Earliest)
 		if err != nil {
 			return nil, err
@@ -185,7 +253,7 @@ func TranslateExact(ctx context.Context, src, tgt cluster.Cluster, syncs *offset
 		}
 		var as []anchored
 		sFrom, sTo, tFrom := int64(-1), int64(0), int64(-1)
-		for _, o := range byTP[tp] {
+		for _, o := range offs {
 			g := min(max(o.Offset, starts[tp].Offset), c.SourceEnd)
 			a := anchored{o: o, u: starts[tp].Offset, d: tstarts[c.Remote].Offset, how: "log starts"}
 			for _, s := range hist { // oldest first

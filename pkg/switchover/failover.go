@@ -541,13 +541,20 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 	for _, tp := range fo.TPs {
 		inFlow[tp] = true
 	}
-	var offs []GroupOffset
-	for _, g := range fo.Groups {
-		m, err := fo.Src.ListGroupOffsets(ctx, g)
+	committed := make([]map[cluster.TP]cluster.OffsetMeta, len(fo.Groups))
+	if err := forEach(ctx, len(fo.Groups), partitionConcurrency, func(i int) error {
+		m, err := fo.Src.ListGroupOffsets(ctx, fo.Groups[i])
 		if err != nil {
-			return nil, fmt.Errorf("reading the offsets of group %s on %s: %w", g, f.Source, err)
+			return fmt.Errorf("reading the offsets of group %s on %s: %w", fo.Groups[i], f.Source, err)
 		}
-		for tp, om := range m {
+		committed[i] = m
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var offs []GroupOffset
+	for i, g := range fo.Groups {
+		for tp, om := range committed[i] {
 			if inFlow[tp] && om.Offset >= 0 {
 				offs = append(offs, GroupOffset{Group: g, TP: tp, Offset: om.Offset, Metadata: om.Metadata})
 			}
