@@ -20,8 +20,12 @@ build: ## build bin/kmm (cgo, bundled librdkafka)
 test: build testbed-up ## unit + real-cluster tests (starts the test bed if it is not running; KMM_TEST_SHARDS=2: e2e in two halves on two beds)
 	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) KMM_BIN=$(CURDIR)/bin/kmm scripts/test.sh
 
+# make unit links ~35 test binaries, ~20 of them with the static librdkafka: without DWARF
+# (-ldflags=-w; stack traces do not need it) each cgo link takes less. Most of its test time
+# is waiting on librdkafka and kfake timers, not CPU: -p 4 lets links and other packages use
+# the cores meanwhile (the default is one package per core).
 unit: ## fast tests: unit, command and in-process kfake tiers (-short: no real bed, no Java/keytool cross-checks; make test runs those)
-	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 -ldflags=-w -p 4 ./...
 
 lint: ## gofmt, go vet and the package layering (scripts/layercheck, docs/architecture.md)
 	@out=$$(gofmt -l $$(ls -d cmd pkg mm2conf e2e scripts 2>/dev/null)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

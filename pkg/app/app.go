@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kmmproject/kmm/pkg/buildinfo"
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/groupprobe"
 	"github.com/kmmproject/kmm/pkg/iostreams"
@@ -81,7 +82,13 @@ func Main(ctx context.Context, args []string, io *iostreams.IOStreams) int {
 
 // Run is Main without signal handling (tests).
 func Run(ctx context.Context, args []string, io *iostreams.IOStreams) int {
-	a := newApp(io)
+	return runWith(ctx, args, io, rdkafka.Opener{})
+}
+
+// runWith is Run with the clusters opened by clusters (tests wrap librdkafka's opener to bound
+// how long they wait for a cluster that is known not to answer).
+func runWith(ctx context.Context, args []string, io *iostreams.IOStreams, clusters cluster.Opener) int {
+	a := newAppWith(io, clusters)
 	err := a.RunContext(ctx, reorderArgs(a, args))
 	err = interrupted(ctx, err)
 	if err != nil {
@@ -140,9 +147,11 @@ func VersionString() string {
 	return fmt.Sprintf("kmm %s (commit %s, %s, librdkafka %s)", buildinfo.Version, buildinfo.Commit, runtime.Version(), rdk)
 }
 
-func newApp(io *iostreams.IOStreams) *cli.App {
+func newApp(io *iostreams.IOStreams) *cli.App { return newAppWith(io, rdkafka.Opener{}) }
+
+func newAppWith(io *iostreams.IOStreams, clusters cluster.Opener) *cli.App {
 	f := &Factory{IO: io}
-	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: rdkafka.Opener{}, Groups: groupprobe.Prober{}, Getenv: os.Getenv}
+	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: clusters, Groups: groupprobe.Prober{}, Getenv: os.Getenv}
 	a := &cli.App{
 		Name:                 "kmm",
 		Usage:                "failover-focused Kafka cross-cluster replication, MirrorMaker 2 compatible",

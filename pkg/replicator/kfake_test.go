@@ -132,6 +132,7 @@ func testFlow(a, b kfakebed.Cluster) *flow.Flow {
 // A drained run stores the last replicated offset of every partition in MM2's format; the next
 // run resumes exactly there: nothing is copied twice, nothing is skipped.
 func TestKfakeResumePositions(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
 	a.CreateTopic(t, "orders", 3)
 	a.Produce(t, seqRecords("orders", 3, 0, 300))
@@ -172,6 +173,7 @@ func TestKfakeResumePositions(t *testing.T) {
 // are where the engine starts: a partition with a position resumes after it, one without starts
 // at the beginning (auto.offset.reset=earliest).
 func TestKfakeResumesFromMM2Positions(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
 	a.CreateTopic(t, "orders", 2)
 	a.Produce(t, seqRecords("orders", 2, 0, 200))
@@ -201,6 +203,7 @@ func first(l []int) any {
 // Retriable produce errors on the target (leadership moving, timeouts) are retried by the
 // idempotent producer: every record arrives once, in order.
 func TestKfakeRetriesTransientProduceErrors(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
 	a.CreateTopic(t, "orders", 2)
 	a.Produce(t, seqRecords("orders", 2, 0, 400))
@@ -233,6 +236,7 @@ func TestKfakeRetriesTransientProduceErrors(t *testing.T) {
 // stored positions never pass a record the target did not acknowledge, and the next run copies
 // every record not yet on the target (duplicates allowed, losses not).
 func TestKfakeAtLeastOnceWhenTargetRejects(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
 	a.CreateTopic(t, "orders", 2)
 	a.Produce(t, seqRecords("orders", 2, 0, 200))

@@ -17,6 +17,7 @@ import (
 // duplicates between the anchor and the group's offset (an earlier crash) keeps the earlier
 // offset and bounds the re-reads: never a skip.
 func TestTranslateExact(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	ctx := context.Background()
 	s, tg := kfakebed.Start(t, "S"), kfakebed.Start(t, "T")
 	s.CreateTopic(t, "orders", 1)

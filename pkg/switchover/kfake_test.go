@@ -72,6 +72,7 @@ func executor(t *testing.T, b kfakebed.Cluster, now func() time.Time) (*plan.Exe
 // groups; no group is committed twice (counted at the broker), and a group whose offsets are
 // already in effect is recorded as such, not committed again.
 func TestCommitOffsetsRunResumesWithoutDoubleCommits(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
 	f := kfakebed.Flow(a, b, "orders")
 	b.CreateTopic(t, "A.orders", 2)
@@ -180,6 +181,7 @@ func TestCommitOffsetsRunResumesWithoutDoubleCommits(t *testing.T) {
 // A commit the broker refuses fails its step, leaves the run unfinished in the journal, and the
 // next run retries that step (and only it).
 func TestCommitOffsetsFailureIsRecorded(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
 	f := kfakebed.Flow(a, b, "orders")
 	b.CreateTopic(t, "A.orders", 2)

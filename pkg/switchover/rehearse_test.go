@@ -20,8 +20,9 @@ import (
 // target as it was. With a shadow commit tampered one record early, the verify step says
 // "differs": it compares records, it does not trust the translation.
 func TestRehearsal(t *testing.T) {
+	t.Parallel() // own in-process clusters per case: waits overlap with the other tests of the package
 	for _, tamper := range []bool{false, true} {
-		t.Run(fmt.Sprintf("tamper=%v", tamper), func(t *testing.T) { rehearsal(t, tamper) })
+		t.Run(fmt.Sprintf("tamper=%v", tamper), func(t *testing.T) { t.Parallel(); rehearsal(t, tamper) })
 	}
 }
 

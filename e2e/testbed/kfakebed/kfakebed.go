@@ -65,6 +65,29 @@ func (c Cluster) Open(t testing.TB) *rdkafka.Cluster {
 // Opener opens the sides of flows with librdkafka and each flow's settings (as kmm does).
 func Opener() cluster.Opener { return rdkafka.Opener{} }
 
+// PingWithin is Opener with every cluster's Ping bounded by d instead of the caller's bound
+// (kmm's commands wait 10 s for a cluster to answer): for tests of a cluster that is down,
+// which would otherwise wait the whole production bound for nothing. Everything else is the
+// librdkafka cluster as kmm opens it.
+func PingWithin(d time.Duration) cluster.Opener {
+	return cluster.OpenerFunc(func(f *flow.Flow, side flow.Side) (cluster.Cluster, error) {
+		c, err := rdkafka.Opener{}.Open(f, side)
+		if err != nil {
+			return nil, err
+		}
+		return pingWithin{Cluster: c, d: d}, nil
+	})
+}
+
+type pingWithin struct {
+	cluster.Cluster
+	d time.Duration
+}
+
+func (p pingWithin) Ping(ctx context.Context, timeout time.Duration) (string, error) {
+	return p.Cluster.Ping(ctx, min(timeout, p.d))
+}
+
 // Flow builds a validated flow src->tgt replicating the topics matching re (Go regex, full
 // match) with the default policy, replication factor 1 and fast intervals.
 func Flow(src, tgt Cluster, re string) *flow.Flow {

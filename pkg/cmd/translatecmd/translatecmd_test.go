@@ -68,6 +68,7 @@ func opts(props string, groups ...string) *Options {
 }
 
 func TestTranslateFromCheckpoints(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	props, _ := bed(t)
 	o := opts(props, "billing")
 	o.Output = "json"
@@ -116,6 +117,7 @@ func TestTranslateFromCheckpoints(t *testing.T) {
 }
 
 func TestApplyContract(t *testing.T) {
+	t.Parallel() // own in-process clusters: waits overlap with the other tests of the package
 	props, b := bed(t)
 	ctx := context.Background()
 	offsets := func(g string) map[cluster.TP]cluster.OffsetMeta {
