@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -74,12 +76,32 @@ func TestFailoverFenceACLAndReverseProgress(t *testing.T) {
 		for _, tp := range tps {
 			n += res[tp].Offset
 		}
-		if n < before+1 {
+		if n < before+1 { // + alice's first record
 			return fmt.Errorf("%d of %d records on B", n, before+1)
 		}
 		return nil
 	})
-	r := Run(t, "failover", props, "--flow", ab, "--mode", "planned", "--fence", "acl", "--fence-principal", "User:alice",
+	// A fence hook that fails stops the failover with exit 3 before anything else changed; it
+	// sees the flow and its topics in its environment.
+	seen := filepath.Join(t.TempDir(), "hook.env")
+	r := Run(t, "failover", props, "--flow", ab, "--mode", "planned", "--fence", "hook", "--fence-command",
+		`echo "$KMM_FLOW $KMM_TOPICS" > `+seen+`; exit 7`, "--timeout", "1m", "--yes")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "exited with status 7") {
+		t.Errorf("failing fence hook: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if b, err := os.ReadFile(seen); err != nil || strings.TrimSpace(string(b)) != ab+" "+topic {
+		t.Errorf("the hook saw %q (%v), want %q", b, err, ab+" "+topic)
+	}
+	if v := readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]; v != nil {
+		t.Errorf("the failed hook left a flow state: %s", v)
+	}
+	if err := aliceWrite(alice, topic); err != nil {
+		t.Fatalf("alice cannot write after the failed hook: %v", err)
+	}
+	const written = before + 2 // alice's records before the fence
+
+	// The ACL fence (the run resumes the hook's unfinished one: its plan changed).
+	r = Run(t, "failover", props, "--flow", ab, "--mode", "planned", "--fence", "acl", "--fence-principal", "User:alice",
 		"--timeout", "2m", "--yes", "-o", "json")
 	if r.Code != 0 {
 		t.Fatalf("failover: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
@@ -106,7 +128,6 @@ func TestFailoverFenceACLAndReverseProgress(t *testing.T) {
 	if err := aliceWrite(alice, topic); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authoriz") {
 		t.Errorf("alice's write after the fence: %v (want an authorization error)", err)
 	}
-	const written = before + 1 // alice's record before the fence
 	st, err := flowstate.DecodeFlow(readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)])
 	if err != nil || st == nil || st.State != flowstate.FailedOver {
 		t.Fatalf("flow state on B: %+v (%v)", st, err)
