@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/flowstate"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+	"github.com/kmmproject/kmm/pkg/switchover"
+)
+
+// recordAt reads the record at offset off of topic[p] on c.
+func recordAt(t *testing.T, c testbed.Cluster, topic string, p int32, off int64) rdkafka.Record {
+	t.Helper()
+	cons, err := rdkafka.NewConsumer("at "+c.Name, rdkafka.Config{"bootstrap.servers": c.Bootstrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	if err := cons.Assign(map[rdkafka.TP]int64{{Topic: topic, Partition: p}: off}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		recs, err := cons.Poll(ctx, 1, 500*time.Millisecond)
+		if err != nil {
+			t.Fatalf("reading %s[%d]@%d on %s: %v", topic, p, off, c.Name, err)
+		}
+		if len(recs) > 0 {
+			return recs[0]
+		}
+	}
+}
+
+func setOffsets(t *testing.T, c testbed.Cluster, group, topic string, offs ...int64) {
+	t.Helper()
+	m := map[rdkafka.TP]rdkafka.OffsetMeta{}
+	for p, o := range offs {
+		m[rdkafka.TP{Topic: topic, Partition: int32(p)}] = rdkafka.OffsetMeta{Offset: o}
+	}
+	if err := c.Admin(t).AlterGroupOffsets(context.Background(), group, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func produceValues(t *testing.T, c testbed.Cluster, topic string, parts, n int, prefix string) {
+	t.Helper()
+	recs := make([]rdkafka.Record, n)
+	for i := range recs {
+		recs[i] = rdkafka.Record{Topic: topic, Partition: int32(i % parts), Value: []byte(fmt.Sprintf("%s-%d", prefix, i))}
+	}
+	c.Produce(t, recs)
+}
+
+// A planned failover and a failback with both sides up, under IdentityReplicationPolicy (where
+// the reverse flow writes into the same topic names): records written on A after the cut are
+// stranded and quarantined; B's post-failover writes come back to A and nothing of A's own is
+// echoed; a group behind the cut and a group that read post-failover records on B resume on A
+// at the copy of the record they would have read next on B (0 lost, 0 re-read); the flow is
+// REPLICATING again, and A->B then copies only new writes.
+func TestFailbackRoundTripIdentity(t *testing.T) {
+	bed := testbed.Attach(t)
+	al := newAliases()
+	topic := testbed.Unique(t, "fb")
+	const parts = 2
+	bed.A.CreateTopic(t, topic, parts, nil)
+	ab, ba := al.A+"->"+al.B, al.B+"->"+al.A
+	identity := "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+	q := regexp.QuoteMeta(topic)
+	props := interopProps(t, bed, al, 2, identity, ab+".enabled = true", ab+".topics = "+q, ba+".topics = "+q)
+	revProps := interopProps(t, bed, al, 2, identity, ab+".enabled = false", ba+".enabled = true", ba+".topics = "+q)
+	behind, caught := testbed.Unique(t, "behind"), testbed.Unique(t, "caught")
+
+	// Failback of a flow that is not failed over: exit 3 naming the state, nothing written.
+	if r := Run(t, "failback", props, "--flow", ab, "--yes"); r.Code != 3 || !strings.Contains(r.Stderr, "is REPLICATING") {
+		t.Errorf("failback before failover: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if v := readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]; v != nil {
+		t.Errorf("the refused failback wrote a flow state: %s", v)
+	}
+	k := startKMM(t, "replicate", props)
+	produceValues(t, bed.A, topic, parts, 300, "pre")
+	setOffsets(t, bed.A, behind, topic, 50, 50)
+	setOffsets(t, bed.A, caught, topic, 150, 150)
+	waitCount(t, bed.B, topic, parts, 300, 2*time.Minute)
+	r := Run(t, "failover", props, "--flow", ab, "--group", behind, "--group", caught, "--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("failover: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Errorf("replicate A->B exit %d", code)
+	}
+
+	// After the cut: 20 records written on A never reach B (stranded); 100 written on B; the
+	// caught-up group reads 20 of them per partition on B.
+	produceValues(t, bed.A, topic, parts, 20, "stranded")
+	produceValues(t, bed.B, topic, parts, 100, "post")
+	setOffsets(t, bed.B, caught, topic, 170, 170)
+	bPos := map[string]int64{behind: 50, caught: 170}
+
+	kr := startKMM(t, "replicate", revProps)
+	r = Run(t, "failback", props, "--flow", ab, "--group", behind, "--group", caught, "--stranded", "quarantine",
+		"--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("failback: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if code := kr.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Errorf("replicate B->A exit %d", code)
+	}
+	var env struct {
+		Items []switchover.ExactOffset              `json:"items"`
+		Strd  []switchover.StrandedRange            `json:"stranded"`
+		N     int64                                 `json:"stranded_records"`
+		Plan  struct{ Steps []struct{ ID string } } `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
+	}
+	t.Logf("failback:\n%s", tail(r.Stderr, 20))
+	if env.N != 20 || len(env.Strd) != parts {
+		t.Errorf("stranded: %d records %+v, want 20 over %d partitions", env.N, env.Strd, parts)
+	}
+	// The quarantine holds exactly the stranded records, with their original offsets.
+	qrecs := bed.A.ConsumeN(t, switchover.StrandedTopic(topic), parts, 20, time.Minute)
+	for _, x := range qrecs {
+		var off string
+		for _, h := range x.Headers {
+			if h.Key == switchover.HeaderStrandedOffset {
+				off = string(h.Value)
+			}
+		}
+		if !strings.HasPrefix(string(x.Value), "stranded-") || off == "" {
+			t.Errorf("quarantined record %q (offset header %q)", x.Value, off)
+		}
+	}
+	if len(qrecs) != 20 {
+		t.Errorf("quarantine holds %d records, want 20", len(qrecs))
+	}
+	// B's post-failover writes are on A once, A's own records not echoed: 150 + 10 + 50 per partition.
+	if ends := endOffsets(t, bed.A, topic, parts); ends[0] != 210 || ends[1] != 210 {
+		t.Errorf("A's %s ends %v, want [210 210] (150 before the cut, 10 stranded, 50 copied back per partition)", topic, ends)
+	}
+	// Each group resumes on A at the copy of the record it would have read next on B.
+	if len(env.Items) != 2*parts {
+		t.Fatalf("translations: %+v", env.Items)
+	}
+	for _, e := range env.Items {
+		if !e.Exact || e.Rereads != 0 || e.Skips != 0 {
+			t.Errorf("not exact: %+v", e)
+		}
+	}
+	for g, at := range bPos {
+		offs, err := bed.A.Admin(t).ListGroupOffsets(context.Background(), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := int32(0); p < parts; p++ {
+			got := offs[rdkafka.TP{Topic: topic, Partition: p}].Offset
+			want := recordAt(t, bed.B, topic, p, at)
+			have := recordAt(t, bed.A, topic, p, got)
+			if string(have.Value) != string(want.Value) {
+				t.Errorf("group %s partition %d: on A at %d reads %q next, on B it would have read %q", g, p, got, have.Value, want.Value)
+			}
+		}
+	}
+	for _, c := range []testbed.Cluster{bed.A, bed.B} {
+		st, err := flowstate.DecodeFlow(readState(t, c)[flowstate.FlowKey(al.A, al.B)])
+		if err != nil || st == nil || st.State != flowstate.Replicating || st.Epoch != 4 {
+			t.Errorf("flow state on %s: %+v (%v)", c.Name, st, err)
+		}
+	}
+	// A->B runs again and copies only new writes (B's topic: 150 + 50 per partition before).
+	k2 := startKMM(t, "replicate", props)
+	produceValues(t, bed.A, topic, parts, 6, "new")
+	waitCount(t, bed.B, topic, parts, 406, 2*time.Minute)
+	time.Sleep(2 * time.Second) // a copy of anything else would arrive within the refresh
+	if code := k2.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Errorf("replicate A->B after failback exit %d\n%s", code, tail(k2.Stderr(), 20))
+	}
+	if ends := endOffsets(t, bed.B, topic, parts); ends[0]+ends[1] != 406 {
+		t.Errorf("B's %s ends %v after A->B resumed: want 406 records (400 + 6 new, nothing echoed)", topic, ends)
+	}
+}
