@@ -60,25 +60,37 @@ func produceValues(t *testing.T, c testbed.Cluster, topic string, parts, n int, 
 	c.Produce(t, recs)
 }
 
-// A planned failover and a failback with both sides up, under IdentityReplicationPolicy (where
-// the reverse flow writes into the same topic names): records written on A after the cut are
-// stranded and quarantined; B's post-failover writes come back to A and nothing of A's own is
-// echoed; a group behind the cut and a group that read post-failover records on B resume on A
-// at the copy of the record they would have read next on B (0 lost, 0 re-read); the flow is
+// A planned failover and a failback with both sides up, under both replication policies:
+// records written on A after the cut are stranded and quarantined; B's post-failover writes come
+// back to A (into the same topic under Identity, into B.<topic> under Default) and nothing of A's
+// own is echoed; a group behind the cut and a group that read post-failover records on B resume
+// on A at the copy of the record they would have read next on B (0 lost, 0 re-read); the flow is
 // REPLICATING again, and A->B then copies only new writes.
-func TestFailbackRoundTripIdentity(t *testing.T) {
+func TestFailbackRoundTrip(t *testing.T) {
+	for _, pol := range []string{"identity", "default"} {
+		t.Run(pol, func(t *testing.T) { failbackRoundTrip(t, pol) })
+	}
+}
+
+func failbackRoundTrip(t *testing.T, pol string) {
 	bed := testbed.Attach(t)
 	al := newAliases()
 	topic := testbed.Unique(t, "fb")
 	const parts = 2
 	bed.A.CreateTopic(t, topic, parts, nil)
 	ab, ba := al.A+"->"+al.B, al.B+"->"+al.A
-	identity := "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
 	q := regexp.QuoteMeta(topic)
-	props := interopProps(t, bed, al, 2, identity, ab+".enabled = true", ab+".topics = "+q, ba+".topics = "+q)
-	revProps := interopProps(t, bed, al, 2, identity, ab+".enabled = false", ba+".enabled = true", ba+".topics = "+q)
+	var lines []string
+	remote, back := topic, topic // the topic on B the groups read, the topic B->A writes on A
+	if pol == "identity" {
+		lines = append(lines, "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy")
+	} else {
+		remote, back = al.A+"."+topic, al.B+"."+topic
+		bed.B.CreateTopic(t, topic, parts, nil) // B's own topic: the writes after the failover
+	}
+	props := interopProps(t, bed, al, 2, append(lines, ab+".enabled = true", ab+".topics = "+q, ba+".topics = "+q)...)
+	revProps := interopProps(t, bed, al, 2, append(lines, ab+".enabled = false", ba+".enabled = true", ba+".topics = "+q)...)
 	behind, caught := testbed.Unique(t, "behind"), testbed.Unique(t, "caught")
-
 	// Failback of a flow that is not failed over: exit 3 naming the state, nothing written.
 	if r := Run(t, "failback", props, "--flow", ab, "--yes"); r.Code != 3 || !strings.Contains(r.Stderr, "is REPLICATING") {
 		t.Errorf("failback before failover: exit %d\n%s", r.Code, r.Stderr)
@@ -90,7 +102,7 @@ func TestFailbackRoundTripIdentity(t *testing.T) {
 	produceValues(t, bed.A, topic, parts, 300, "pre")
 	setOffsets(t, bed.A, behind, topic, 50, 50)
 	setOffsets(t, bed.A, caught, topic, 150, 150)
-	waitCount(t, bed.B, topic, parts, 300, 2*time.Minute)
+	waitCount(t, bed.B, remote, parts, 300, 2*time.Minute)
 	r := Run(t, "failover", props, "--flow", ab, "--group", behind, "--group", caught, "--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
 	if r.Code != 0 {
 		t.Fatalf("failover: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
@@ -99,13 +111,28 @@ func TestFailbackRoundTripIdentity(t *testing.T) {
 		t.Errorf("replicate A->B exit %d", code)
 	}
 
-	// After the cut: 20 records written on A never reach B (stranded); 100 written on B; the
-	// caught-up group reads 20 of them per partition on B.
+	// After the cut: 20 records written on A never reach B (stranded); 100 written on B (into the
+	// remote topic under Identity, B's own topic under Default); the caught-up group reads 20 of
+	// them per partition on B.
 	produceValues(t, bed.A, topic, parts, 20, "stranded")
 	produceValues(t, bed.B, topic, parts, 100, "post")
-	setOffsets(t, bed.B, caught, topic, 170, 170)
-	bPos := map[string]int64{behind: 50, caught: 170}
-
+	// Where each group reads on B, and where it must resume on A (Identity: A's topic holds 150
+	// records from before the cut, 10 stranded, then the copies; Default: the copies are in
+	// B.<topic> on A, and the caught-up group moves past the stranded records in <topic>).
+	type at struct {
+		onB      string
+		bOff     int64
+		onA      string
+		wantOffA int64
+	}
+	var want map[string][]at
+	if pol == "identity" {
+		setOffsets(t, bed.B, caught, topic, 170, 170)
+		want = map[string][]at{behind: {{topic, 50, topic, 50}}, caught: {{topic, 170, topic, 180}}}
+	} else {
+		setOffsets(t, bed.B, caught, topic, 20, 20)
+		want = map[string][]at{behind: {{remote, 50, topic, 50}}, caught: {{remote, 150, topic, 160}, {topic, 20, back, 20}}}
+	}
 	kr := startKMM(t, "replicate", revProps)
 	r = Run(t, "failback", props, "--flow", ab, "--group", behind, "--group", caught, "--stranded", "quarantine",
 		"--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
@@ -144,12 +171,25 @@ func TestFailbackRoundTripIdentity(t *testing.T) {
 	if len(qrecs) != 20 {
 		t.Errorf("quarantine holds %d records, want 20", len(qrecs))
 	}
-	// B's post-failover writes are on A once, A's own records not echoed: 150 + 10 + 50 per partition.
-	if ends := endOffsets(t, bed.A, topic, parts); ends[0] != 210 || ends[1] != 210 {
-		t.Errorf("A's %s ends %v, want [210 210] (150 before the cut, 10 stranded, 50 copied back per partition)", topic, ends)
+	// B's post-failover writes are on A once, A's own records not echoed.
+	if pol == "identity" {
+		if ends := endOffsets(t, bed.A, topic, parts); ends[0] != 210 || ends[1] != 210 {
+			t.Errorf("A's %s ends %v, want [210 210] (150 before the cut, 10 stranded, 50 copied back per partition)", topic, ends)
+		}
+	} else {
+		if ends := endOffsets(t, bed.A, topic, parts); ends[0] != 160 || ends[1] != 160 {
+			t.Errorf("A's %s ends %v, want [160 160] (150 before the cut, 10 stranded)", topic, ends)
+		}
+		if ends := endOffsets(t, bed.A, back, parts); ends[0] != 50 || ends[1] != 50 {
+			t.Errorf("A's %s ends %v, want [50 50] (B's writes, copied back)", back, ends)
+		}
 	}
 	// Each group resumes on A at the copy of the record it would have read next on B.
-	if len(env.Items) != 2*parts {
+	nItems := 0
+	for _, w := range want {
+		nItems += len(w) * parts
+	}
+	if len(env.Items) != nItems {
 		t.Fatalf("translations: %+v", env.Items)
 	}
 	for _, e := range env.Items {
@@ -157,17 +197,23 @@ func TestFailbackRoundTripIdentity(t *testing.T) {
 			t.Errorf("not exact: %+v", e)
 		}
 	}
-	for g, at := range bPos {
+	for g, ws := range want {
 		offs, err := bed.A.Admin(t).ListGroupOffsets(context.Background(), g)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for p := int32(0); p < parts; p++ {
-			got := offs[rdkafka.TP{Topic: topic, Partition: p}].Offset
-			want := recordAt(t, bed.B, topic, p, at)
-			have := recordAt(t, bed.A, topic, p, got)
-			if string(have.Value) != string(want.Value) {
-				t.Errorf("group %s partition %d: on A at %d reads %q next, on B it would have read %q", g, p, got, have.Value, want.Value)
+		for _, w := range ws {
+			for p := int32(0); p < parts; p++ {
+				got := offs[rdkafka.TP{Topic: w.onA, Partition: p}].Offset
+				if got != w.wantOffA {
+					t.Errorf("group %s %s[%d] on A: %d, want %d (from %s@%d on B)", g, w.onA, p, got, w.wantOffA, w.onB, w.bOff)
+					continue
+				}
+				if bEnd := endOffsets(t, bed.B, w.onB, parts)[p]; w.bOff < bEnd { // the same next record
+					if have, wantRec := recordAt(t, bed.A, w.onA, p, got), recordAt(t, bed.B, w.onB, p, w.bOff); string(have.Value) != string(wantRec.Value) {
+						t.Errorf("group %s partition %d: on A at %d reads %q next, on B it would have read %q", g, p, got, have.Value, wantRec.Value)
+					}
+				}
 			}
 		}
 	}
@@ -177,15 +223,20 @@ func TestFailbackRoundTripIdentity(t *testing.T) {
 			t.Errorf("flow state on %s: %+v (%v)", c.Name, st, err)
 		}
 	}
-	// A->B runs again and copies only new writes (B's topic: 150 + 50 per partition before).
+	// A->B runs again and copies only new writes (B's remote topic held 300 from before the cut,
+	// and under Identity the 100 written there after it).
+	before := int64(300)
+	if pol == "identity" {
+		before = 400
+	}
 	k2 := startKMM(t, "replicate", props)
 	produceValues(t, bed.A, topic, parts, 6, "new")
-	waitCount(t, bed.B, topic, parts, 406, 2*time.Minute)
+	waitCount(t, bed.B, remote, parts, int(before)+6, 2*time.Minute)
 	time.Sleep(2 * time.Second) // a copy of anything else would arrive within the refresh
 	if code := k2.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Errorf("replicate A->B after failback exit %d\n%s", code, tail(k2.Stderr(), 20))
 	}
-	if ends := endOffsets(t, bed.B, topic, parts); ends[0]+ends[1] != 406 {
-		t.Errorf("B's %s ends %v after A->B resumed: want 406 records (400 + 6 new, nothing echoed)", topic, ends)
+	if ends := endOffsets(t, bed.B, remote, parts); ends[0]+ends[1] != before+6 {
+		t.Errorf("B's %s ends %v after A->B resumed: want %d records (%d + 6 new, nothing echoed, no stranded record)", remote, ends, before+6, before)
 	}
 }

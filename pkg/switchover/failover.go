@@ -295,7 +295,7 @@ func (a waitQuiet) Apply(ctx context.Context, _ plan.Step) (map[string]int64, er
 		return nil, err
 	}
 	since := time.Now()
-	err = fo.wait(ctx, "waiting for the source to be quiet", func() (bool, string, error) {
+	err = fo.wait(ctx, "waiting for "+fo.F.Source+" to be quiet", func() (bool, string, error) {
 		cur, err := fo.ends(ctx)
 		if err != nil {
 			return false, "", err
