@@ -134,8 +134,33 @@ func failbackRoundTrip(t *testing.T, pol string) {
 		want = map[string][]at{behind: {{remote, 50, topic, 50}}, caught: {{remote, 150, topic, 160}, {topic, 20, back, 20}}}
 	}
 	kr := startKMM(t, "replicate", revProps)
-	r = Run(t, "failback", props, "--flow", ab, "--group", behind, "--group", caught, "--stranded", "quarantine",
-		"--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
+	args := []string{"failback", props, "--flow", ab, "--group", behind, "--group", caught, "--stranded", "quarantine",
+		"--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json"}
+	if pol == "default" {
+		// SIGKILLed after the quarantine copy: the next run resumes, copies nothing twice.
+		first := startKMMEnv(t, []string{"KMM_TEST_PAUSE_AFTER_STEP=2"}, args...)
+		testbed.Eventually(t, 2*time.Minute, func() error {
+			if !strings.Contains(first.Stderr(), "paused after step 2") {
+				select {
+				case <-first.done:
+					t.Fatalf("the first failback ended before the pause (exit %d):\n%s", first.cmd.ProcessState.ExitCode(), first.Stderr())
+				default:
+				}
+				return fmt.Errorf("not paused yet")
+			}
+			return nil
+		})
+		if code := first.stop(t, syscall.SIGKILL, 10*time.Second); code != -1 {
+			t.Fatalf("SIGKILL: exit %d", code)
+		}
+		if st, _ := flowstate.DecodeFlow(readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]); st == nil || st.State != flowstate.FailingBack || len(st.Cut) != parts {
+			t.Fatalf("after the kill the flow should be FAILING_BACK with the cut: %+v", st)
+		}
+	}
+	r = Run(t, args...)
+	if pol == "default" && !regexp.MustCompile(`resuming run \S+ started at \S+( on \S+)?: 2 of 9 steps done`).MatchString(r.Stderr) {
+		t.Errorf("the re-run did not resume:\n%s", r.Stderr)
+	}
 	if r.Code != 0 {
 		t.Fatalf("failback: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
