@@ -12,6 +12,7 @@ import (
 
 	"github.com/kmmproject/kmm/e2e/testbed"
 	"github.com/kmmproject/kmm/pkg/flowstate"
+	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/switchover"
 )
@@ -132,6 +133,45 @@ func failbackRoundTrip(t *testing.T, pol string) {
 	} else {
 		setOffsets(t, bed.B, caught, topic, 20, 20)
 		want = map[string][]at{behind: {{remote, 50, topic, 50}}, caught: {{remote, 150, topic, 160}, {topic, 20, back, 20}}}
+	}
+	if pol == "identity" {
+		// A group with a member on A: exit 3, nothing written (the flow stays FAILED_OVER, no run).
+		cons, err := rdkafka.NewConsumer("A", rdkafka.Config{"bootstrap.servers": bed.A.Bootstrap, "group.id": behind, "session.timeout.ms": "10000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cons.Subscribe(topic); err != nil {
+			t.Fatal(err)
+		}
+		pctx, stopPoll := context.WithCancel(context.Background())
+		polled := make(chan struct{})
+		go func() {
+			defer close(polled)
+			for pctx.Err() == nil {
+				_, _ = cons.Poll(pctx, 10, 100*time.Millisecond) // auto-commit is off: it commits nothing
+			}
+		}()
+		testbed.Eventually(t, 30*time.Second, func() error {
+			ds, err := bed.A.Admin(t).DescribeGroups(context.Background(), behind)
+			if err != nil || len(ds) != 1 || ds[0].Members == 0 {
+				return fmt.Errorf("consumer not in the group yet: %v %v", ds, err)
+			}
+			return nil
+		})
+		r := Run(t, "failback", props, "--flow", ab, "--group", behind, "--group", caught, "--yes")
+		stopPoll()
+		<-polled
+		cons.Close()
+		if r.Code != 3 || !strings.Contains(r.Stderr, "member(s) on "+al.A) || !strings.Contains(r.Stderr, "nothing was changed") {
+			t.Errorf("active group on A: exit %d\n%s", r.Code, r.Stderr)
+		}
+		state := readState(t, bed.B)
+		if st, _ := flowstate.DecodeFlow(state[flowstate.FlowKey(al.A, al.B)]); st == nil || st.State != flowstate.FailedOver {
+			t.Errorf("after the refused failback: %+v", st)
+		}
+		if v := state[plan.RunKey("failback", ab)]; v != nil {
+			t.Errorf("the refused failback journaled a run: %s", v)
+		}
 	}
 	kr := startKMM(t, "replicate", revProps)
 	args := []string{"failback", props, "--flow", ab, "--group", behind, "--group", caught, "--stranded", "quarantine",
