@@ -132,6 +132,8 @@ func failbackRoundTrip(t *testing.T, pol string) {
 		want = map[string][]at{behind: {{topic, 50, topic, 50}}, caught: {{topic, 170, topic, 180}}}
 	} else {
 		setOffsets(t, bed.B, caught, topic, 20, 20)
+		// 4 records produced on B into the remote topic: they cannot flow back (reported).
+		produceValues(t, bed.B, remote, parts, 4, "into-remote")
 		want = map[string][]at{behind: {{remote, 50, topic, 50}}, caught: {{remote, 150, topic, 160}, {topic, 20, back, 20}}}
 	}
 	if pol == "identity" {
@@ -211,12 +213,16 @@ func failbackRoundTrip(t *testing.T, pol string) {
 		Items []switchover.ExactOffset              `json:"items"`
 		Strd  []switchover.StrandedRange            `json:"stranded"`
 		N     int64                                 `json:"stranded_records"`
+		RW    int64                                 `json:"remote_writes_records"`
 		Plan  struct{ Steps []struct{ ID string } } `json:"plan"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
 		t.Fatalf("%v\n%s", err, r.Stdout)
 	}
 	t.Logf("failback:\n%s", tail(r.Stderr, 20))
+	if wantRW := map[string]int64{"identity": 0, "default": 4}[pol]; env.RW != wantRW {
+		t.Errorf("records written into the remote topic on B after the cut: reported %d, want %d", env.RW, wantRW)
+	}
 	if env.N != 20 || len(env.Strd) != parts {
 		t.Errorf("stranded: %d records %+v, want 20 over %d partitions", env.N, env.Strd, parts)
 	}
@@ -274,7 +280,9 @@ func failbackRoundTrip(t *testing.T, pol string) {
 					t.Errorf("group %s %s[%d] on A: %d, want %d (from %s@%d on B)", g, w.onA, p, got, w.wantOffA, w.onB, w.bOff)
 					continue
 				}
-				if bEnd := endOffsets(t, bed.B, w.onB, parts)[p]; w.bOff < bEnd { // the same next record
+				// The same next record (records written into a remote topic on B after the cut
+				// never reach A: there, the group is at A's end).
+				if bEnd, aEnd := endOffsets(t, bed.B, w.onB, parts)[p], endOffsets(t, bed.A, w.onA, parts)[p]; w.bOff < bEnd && got < aEnd {
 					if have, wantRec := recordAt(t, bed.A, w.onA, p, got), recordAt(t, bed.B, w.onB, p, w.bOff); string(have.Value) != string(wantRec.Value) {
 						t.Errorf("group %s partition %d: on A at %d reads %q next, on B it would have read %q", g, p, got, have.Value, wantRec.Value)
 					}
@@ -290,7 +298,7 @@ func failbackRoundTrip(t *testing.T, pol string) {
 	}
 	// A->B runs again and copies only new writes (B's remote topic held 300 from before the cut,
 	// and under Identity the 100 written there after it).
-	before := int64(300)
+	before := int64(304) // + the 4 written into the remote topic on B
 	if pol == "identity" {
 		before = 400
 	}

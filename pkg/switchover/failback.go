@@ -92,8 +92,11 @@ type Failback struct {
 	// RevTPs are T's partitions the reverse flow copies (heartbeats excluded): quiet and drain.
 	RevTPs   []cluster.TP
 	Stranded []StrandedRange
-	Opt      FailbackOptions
-	Now      func() time.Time
+	// RemoteWrites are records written on T into the flow's remote topics after the cut that the
+	// reverse flow cannot copy back (a renaming policy: MM2's cycle rule), per partition of T.
+	RemoteWrites []StrandedRange
+	Opt          FailbackOptions
+	Now          func() time.Time
 
 	rev        *Failover // quiet and drain over the reverse flow
 	mu         sync.Mutex
@@ -168,6 +171,35 @@ func FindStranded(ctx context.Context, f, rev *flow.Flow, s, t cluster.Cluster, 
 	return out, nil
 }
 
+// FindRemoteWrites returns, per partition of the flow's remote topics on t that the reverse
+// flow does not copy, the records written after the cut (t's end now minus its end at the cut).
+func FindRemoteWrites(ctx context.Context, f, rev *flow.Flow, t cluster.Cluster, cut []flowstate.PartitionCut) ([]StrandedRange, error) {
+	var tps []cluster.TP
+	var at []int64
+	for _, c := range cut {
+		remote := f.Policy.FormatRemoteTopic(f.SourceAlias, c.Topic)
+		if rev != nil && rev.Selected(remote) {
+			continue // copied back by the reverse flow
+		}
+		tps = append(tps, cluster.TP{Topic: remote, Partition: c.Partition})
+		at = append(at, c.TargetEnd)
+	}
+	if len(tps) == 0 {
+		return nil, nil
+	}
+	ends, err := t.ListOffsets(ctx, tps, cluster.Latest)
+	if err != nil {
+		return nil, err
+	}
+	var out []StrandedRange
+	for i, tp := range tps {
+		r := StrandedRange{Topic: tp.Topic, Partition: tp.Partition, From: at[i], To: max(at[i], ends[tp].Offset)}
+		r.Records = r.To - r.From
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 // loadSyncs loads flow f's offset syncs (on its source, or its target with
 // offset-syncs.topic.location=target).
 func loadSyncs(ctx context.Context, f *flow.Flow, src, tgt cluster.Cluster) (*offsetsync.Store, error) {
@@ -208,6 +240,12 @@ func (fb *Failback) Plan() (*plan.Plan, error) {
 	default:
 		p.Notes = append(p.Notes, fmt.Sprintf("--stranded %s: %d stranded record(s) on %s are not copied (%s)", fb.Opt.Stranded, stranded, f.Source,
 			map[string]string{StrandedSkip: "groups at the cut move past them", StrandedDeliver: "groups read them"}[fb.Opt.Stranded]))
+	}
+	for _, r := range fb.RemoteWrites {
+		if r.Records > 0 {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s[%d] on %s: %d record(s) written after the cut [%d, %d) cannot flow back to %s (a remote topic: MM2's cycle rule); they stay on %s only",
+				r.Topic, r.Partition, f.Target, r.Records, r.From, r.To, f.Source, f.Target))
+		}
 	}
 	if len(fb.State.ReverseEnds) > 0 {
 		add(plan.Step{ID: "reverse-progress", Kind: KindStoreReverseAt, Cluster: f.Source,

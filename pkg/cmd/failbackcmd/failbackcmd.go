@@ -142,7 +142,11 @@ type envelope struct {
 	// StrandedRecords is the total of Stranded.
 	StrandedRecords int64  `json:"stranded_records"`
 	StrandedMode    string `json:"stranded_mode"`
-	RTOMillis       int64  `json:"rto_ms,omitempty"`
+	// RemoteWrites are records written on the target into remote topics after the cut, which
+	// cannot flow back (RemoteWritesRecords their total).
+	RemoteWrites        []switchover.StrandedRange `json:"remote_writes"`
+	RemoteWritesRecords int64                      `json:"remote_writes_records"`
+	RTOMillis           int64                      `json:"rto_ms,omitempty"`
 }
 
 func userAtHost() string {
@@ -259,6 +263,13 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	for _, r := range fb.Stranded {
 		env.StrandedRecords += r.Records
 	}
+	env.RemoteWrites = fb.RemoteWrites
+	if env.RemoteWrites == nil {
+		env.RemoteWrites = []switchover.StrandedRange{}
+	}
+	for _, r := range fb.RemoteWrites {
+		env.RemoteWritesRecords += r.Records
+	}
 	if applied != nil && applied.Report != nil {
 		env.Report = applied.Report
 		for _, s := range applied.Report.Steps {
@@ -293,6 +304,9 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			}
 		}
 		fmt.Fprintf(ios.Out, "stranded: %d record(s) written on %s never reached %s (--stranded %s)\n", env.StrandedRecords, f.Source, f.Target, o.Stranded)
+		if env.RemoteWritesRecords > 0 {
+			fmt.Fprintf(ios.Out, "not copied back: %d record(s) written on %s into remote topics after the cut (MM2's cycle rule; see the plan's notes)\n", env.RemoteWritesRecords, f.Target)
+		}
 	}
 	return err
 }
@@ -410,7 +424,11 @@ func preflight(ctx context.Context, errOut io.Writer, o *Options, f, rev *flow.F
 	if err != nil {
 		return nil, err
 	}
-	return &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, State: st, Groups: groups, RevTPs: revTPs, Stranded: stranded,
+	remoteWrites, err := switchover.FindRemoteWrites(ctx, f, rev, tgt, st.Cut)
+	if err != nil {
+		return nil, err
+	}
+	return &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, State: st, Groups: groups, RevTPs: revTPs, Stranded: stranded, RemoteWrites: remoteWrites,
 		Opt: switchover.FailbackOptions{Stranded: o.Stranded, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force,
 			Fence: switchover.FenceOptions{Method: o.Fence, Command: o.FenceCommand}}}, nil
 }
