@@ -417,6 +417,23 @@ func preflight(ctx context.Context, errOut io.Writer, o *Options, f, rev *flow.F
 			}
 		}
 	}
+	if !o.Force {
+		// At most one kmm replicator of the reverse flow (the MM2 check needs a seam commands may
+		// use: pkg/groupprobe is the replicator's; failover's MM2 preflight will bring one).
+		recs, err := plan.ReadState(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		alive := 0
+		for _, l := range flowstate.Leases(recs, rev.Source, rev.Target) {
+			if l.Alive(time.Now()) {
+				alive++
+			}
+		}
+		if alive > 1 {
+			problems = append(problems, fmt.Sprintf("%d kmm replicate processes run %s: keep one (or --force)", alive, rev.Name()))
+		}
+	}
 	if len(problems) > 0 {
 		return nil, kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", strings.Join(problems, "\n  "))
 	}
