@@ -179,6 +179,20 @@ func failbackRoundTrip(t *testing.T, pol string) {
 	args := []string{"failback", props, "--flow", ab, "--group", behind, "--group", caught, "--stranded", "quarantine",
 		"--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json"}
 	if pol == "default" {
+		// --dry-run prints the plan as data and changes nothing.
+		d := Run(t, append(args, "--dry-run")...)
+		var dry struct {
+			Plan struct {
+				Steps []struct{ ID string } `json:"steps"`
+			} `json:"plan"`
+			N int64 `json:"stranded_records"`
+		}
+		if err := json.Unmarshal([]byte(d.Stdout), &dry); d.Code != 0 || err != nil || len(dry.Plan.Steps) != 9 || dry.N != 20 {
+			t.Errorf("--dry-run: exit %d, %v, %+v\n%s", d.Code, err, dry, d.Stderr)
+		}
+		if st, _ := flowstate.DecodeFlow(readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]); st == nil || st.State != flowstate.FailedOver {
+			t.Errorf("after --dry-run: %+v", st)
+		}
 		// SIGKILLed after the quarantine copy: the next run resumes, copies nothing twice.
 		first := startKMMEnv(t, []string{"KMM_TEST_PAUSE_AFTER_STEP=2"}, args...)
 		testbed.Eventually(t, 2*time.Minute, func() error {
