@@ -55,11 +55,46 @@ func ReverseEnds(ctx context.Context, rev *flow.Flow, b cluster.Cluster) ([]flow
 	}
 	res, err := b.ListOffsets(ctx, tps, cluster.Latest)
 	if err != nil {
-		return nil, fmt.Errorf("reading the end offsets of %s: %w", b.Alias(), err)
+		// A topic deleted since it was listed fails the whole request: read topic by topic and
+		// leave out the topics that are gone.
+		if res, err = endsByTopic(ctx, b, tps); err != nil {
+			return nil, fmt.Errorf("reading the end offsets of %s: %w", b.Alias(), err)
+		}
 	}
 	out := make([]flowstate.TopicEnd, 0, len(tps))
 	for _, tp := range tps {
-		out = append(out, flowstate.TopicEnd{Topic: tp.Topic, Partition: tp.Partition, End: res[tp].Offset})
+		if r, ok := res[tp]; ok {
+			out = append(out, flowstate.TopicEnd{Topic: tp.Topic, Partition: tp.Partition, End: r.Offset})
+		}
+	}
+	return out, nil
+}
+
+func endsByTopic(ctx context.Context, b cluster.Cluster, tps []cluster.TP) (map[cluster.TP]cluster.OffsetResult, error) {
+	byTopic := map[string][]cluster.TP{}
+	var order []string
+	for _, tp := range tps {
+		if byTopic[tp.Topic] == nil {
+			order = append(order, tp.Topic)
+		}
+		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp)
+	}
+	out := map[cluster.TP]cluster.OffsetResult{}
+	for _, t := range order {
+		res, err := b.ListOffsets(ctx, byTopic[t], cluster.Latest)
+		if err != nil {
+			ts, lerr := b.ListTopics(ctx)
+			if lerr != nil {
+				return nil, err
+			}
+			if _, ok := ts[t]; !ok {
+				continue // deleted meanwhile: nothing to copy
+			}
+			return nil, err
+		}
+		for tp, r := range res {
+			out[tp] = r
+		}
 	}
 	return out, nil
 }
