@@ -295,7 +295,7 @@ func (fb *Failback) Actions() map[string]plan.Action {
 		KindStoreReverseAt: storeReverseAt{fb},
 		KindFence:          fence{rf},
 		KindWaitQuiet:      waitQuiet{rf},
-		KindDrain:          drain{rf},
+		KindDrain:          drainBack{drain{rf}, fb.Rev},
 		KindCommitBack:     commitBack{fb},
 		KindRemoveFence:    removeFence{fb},
 		KindStoreForward:   storeForward{fb},
@@ -307,6 +307,20 @@ func (fb *Failback) Translated() []ExactOffset {
 	fb.mu.Lock()
 	defer fb.mu.Unlock()
 	return slices.Clone(fb.translated)
+}
+
+// drainBack is the drain of the reverse flow, whose replicator the user runs: a timeout says so.
+type drainBack struct {
+	drain
+	rev *flow.Flow
+}
+
+func (a drainBack) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
+	n, err := a.drain.Apply(ctx, s)
+	if err != nil && kerr.KindOf(err) == kerr.CheckFailed {
+		err = kerr.WithHint(err, fmt.Sprintf("is the reverse flow running? kmm replicate FILE --flow '%s' (then run kmm failback again: it resumes)", a.rev.Name()))
+	}
+	return n, err
 }
 
 type markBack struct{ fb *Failback }
