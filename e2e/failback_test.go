@@ -161,11 +161,16 @@ func failbackRoundTrip(t *testing.T, pol string) {
 			return nil
 		})
 		r := Run(t, "failback", props, "--flow", ab, "--group", behind, "--group", caught, "--yes")
+		// The reverse flow has not copied B's 100 new records: over the gate.
+		lr := Run(t, "failback", props, "--flow", ab, "--group", behind, "--group", caught, "--max-reverse-lag", "10", "--force", "--yes")
 		stopPoll()
 		<-polled
 		cons.Close()
 		if r.Code != 3 || !strings.Contains(r.Stderr, "member(s) on "+al.A) || !strings.Contains(r.Stderr, "nothing was changed") {
 			t.Errorf("active group on A: exit %d\n%s", r.Code, r.Stderr)
+		}
+		if lr.Code != 3 || !strings.Contains(lr.Stderr, "100 record(s) left to copy") || !strings.Contains(lr.Stderr, "nothing was changed") {
+			t.Errorf("reverse lag over the gate: exit %d\n%s", lr.Code, lr.Stderr)
 		}
 		state := readState(t, bed.B)
 		if st, _ := flowstate.DecodeFlow(state[flowstate.FlowKey(al.A, al.B)]); st == nil || st.State != flowstate.FailedOver {

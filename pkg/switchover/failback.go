@@ -302,6 +302,16 @@ func (fb *Failback) Actions() map[string]plan.Action {
 	}
 }
 
+// ReverseLag returns how many records of the reverse flow's partitions on T are not on S yet
+// (by the replicated position of kmm lag; a partition without exact evidence counts at least 1).
+func (fb *Failback) ReverseLag(ctx context.Context) (int64, error) {
+	if len(fb.RevTPs) == 0 {
+		return 0, nil
+	}
+	_, left, err := fb.revFailover().Drained(ctx)
+	return left, err
+}
+
 // Translated returns the translations made by the run.
 func (fb *Failback) Translated() []ExactOffset {
 	fb.mu.Lock()

@@ -40,6 +40,7 @@ type Options struct {
 	QuietFor     time.Duration
 	Timeout      time.Duration
 	Force        bool
+	MaxRevLag    int64 // --max-reverse-lag (-1: no gate)
 	ApplyOpts    cmdutil.ApplyOptions
 }
 
@@ -74,6 +75,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 				&cli.StringFlag{Name: "fence-command", Usage: "--fence hook: a shell `COMMAND` that stops the writers on the target; a non-zero exit stops the failback with exit 3"},
 				&cli.DurationFlag{Name: "quiet-for", Value: 10 * time.Second, Usage: "with --fence none: wait until no end offset the reverse flow copies has moved for this long (0: do not wait)"},
 				&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound of each wait (quiet target, reverse drain)"},
+				&cli.Int64Flag{Name: "max-reverse-lag", Value: -1, Usage: "refuse (exit 3, nothing changed) when the reverse flow has more records than this left to copy"},
 				&cli.BoolFlag{Name: "force", Usage: "also move groups that have members on the source or the target"},
 				&cli.StringFlag{Name: "plan", Usage: "a drill plan (TOML: flow, groups, timeout, fence); flags given win"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "print the plan, change nothing"},
@@ -90,7 +92,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 			}
 			o := &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"),
 				Stranded: c.String("stranded"), Fence: c.String("fence"), FenceCommand: c.String("fence-command"), QuietFor: c.Duration("quiet-for"),
-				Timeout: c.Duration("timeout"), Force: c.Bool("force"),
+				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRevLag: c.Int64("max-reverse-lag"),
 				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}
 			if path := c.String("plan"); path != "" {
 				d, err := drill.Load(path)
@@ -440,6 +442,16 @@ func preflight(ctx context.Context, errOut io.Writer, o *Options, f, rev *flow.F
 	stranded, err := switchover.FindStranded(ctx, f, rev, src, tgt, st.Cut)
 	if err != nil {
 		return nil, err
+	}
+	lagFB := &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, RevTPs: revTPs, Opt: switchover.FailbackOptions{Timeout: o.Timeout}}
+	lag, err := lagFB.ReverseLag(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(errOut, "kmm: reverse flow %s: %d record(s) of %d partition(s) on %s not on %s yet\n", rev.Name(), lag, len(revTPs), f.Target, f.Source)
+	if o.MaxRevLag >= 0 && lag > o.MaxRevLag {
+		return nil, kerr.WithHint(kerr.New(kerr.CheckFailed, "reverse flow %s has %d record(s) left to copy, more than --max-reverse-lag %d; nothing was changed", rev.Name(), lag, o.MaxRevLag),
+			fmt.Sprintf("let kmm replicate FILE --flow '%s' catch up, then run failback again", rev.Name()))
 	}
 	remoteWrites, err := switchover.FindRemoteWrites(ctx, f, rev, tgt, st.Cut)
 	if err != nil {
