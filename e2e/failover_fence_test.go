@@ -202,4 +202,22 @@ func TestFailoverFenceACLAndReverseProgress(t *testing.T) {
 		t.Errorf("A's %s holds %d records, %d of them post-failover: want %d and %d (no echo of A's own records)", topic, len(got), posts, written+after, after)
 	}
 	t.Logf("reverse flow copied %d post-failover record(s), 0 of the %d before the cut", copied, written)
+
+	// Failback removes the fence: alice writes to A again; the ACL is gone from the cluster.
+	r = Run(t, "failback", props, "--flow", ab, "--quiet-for", "1s", "--timeout", "1m", "--yes")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "remove-fence: applied (acls=1)") {
+		t.Fatalf("failback: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if err := aliceWrite(alice, topic); err != nil {
+		t.Errorf("alice cannot write after failback removed the fence: %v", err)
+	}
+	acls, err := bed.A.Admin(t).DescribeTopicACLs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range acls {
+		if a == acl {
+			t.Errorf("the fence ACL is still on A after failback: %s", a)
+		}
+	}
 }
