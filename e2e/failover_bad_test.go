@@ -78,6 +78,9 @@ func TestFailoverBadInputAndResume(t *testing.T) {
 		{"emergency mode with the source up", []string{"--flow", ab, "--mode", "emergency", "--yes"}, 3, "is reachable"},
 		// The groups filter (A-nogroup) leaves these groups without checkpoints on B.
 		{"stale checkpoints (planned preflight)", []string{"--flow", ab, "--group", groups[0], "--max-checkpoint-age", "1m", "--yes"}, 3, "group " + groups[0] + " has no checkpoint on " + al.B},
+		{"acl fence without a principal", []string{"--flow", ab, "--fence", "acl", "--yes"}, 2, "--fence-principal"},
+		{"acl fence with a malformed principal", []string{"--flow", ab, "--fence", "acl", "--fence-principal", "alice", "--yes"}, 2, "TYPE:NAME"},
+		{"hook fence without a command", []string{"--flow", ab, "--fence", "hook", "--yes"}, 2, "--fence-command"},
 	} {
 		r := Run(t, append(base, c.args...)...)
 		if r.Code != c.code || !strings.Contains(r.Stderr, c.msg) {
@@ -126,7 +129,7 @@ func TestFailoverBadInputAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := consumerOffsetsEnds(t, b, ts["__consumer_offsets"].Partitions)
-	// Steps: quiet, drain, mark, replicators, g1, g2, g3, mark: pause after g1's commit.
+	// Steps: quiet, drain, mark, replicators, g1, g2, g3, reverse progress, mark: pause after g1's commit.
 	first := startKMMEnv(t, []string{"KMM_TEST_PAUSE_AFTER_STEP=5"}, append(append(base, "--flow", ab, "--yes"), all...)...)
 	testbed.Eventually(t, 2*time.Minute, func() error {
 		if !strings.Contains(first.Stderr(), "paused after step 5") {
@@ -146,7 +149,7 @@ func TestFailoverBadInputAndResume(t *testing.T) {
 		t.Fatalf("after the kill the flow should be FAILING_OVER: %+v", st)
 	}
 	r = Run(t, append(append(base, "--flow", ab, "--yes"), all...)...)
-	if r.Code != 0 || !regexp.MustCompile(`resuming run \S+ started at \S+( on \S+)?: 5 of 8 steps done`).MatchString(r.Stderr) {
+	if r.Code != 0 || !regexp.MustCompile(`resuming run \S+ started at \S+( on \S+)?: 5 of 9 steps done`).MatchString(r.Stderr) {
 		t.Fatalf("re-run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	commits := readCommits(t, bed.B, start, map[string]bool{groups[0]: true, groups[1]: true, groups[2]: true})

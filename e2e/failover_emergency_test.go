@@ -1,17 +1,20 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
 	"github.com/kmmproject/kmm/e2e/testbed/app"
 	"github.com/kmmproject/kmm/pkg/flowstate"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // Emergency failover: cluster A's broker is stopped while the application writes; kmm failover
@@ -26,9 +29,14 @@ func TestFailoverEmergency(t *testing.T) {
 	topic := testbed.Unique(t, "foem")
 	const parts = 2
 	bed.A.CreateTopic(t, topic, parts, nil)
-	ab := al.A + "->" + al.B
+	ab, ba := al.A+"->"+al.B, al.B+"->"+al.A
 	group := testbed.Unique(t, "g")
-	props := interopProps(t, bed, al, 2, ab+".enabled = true", ab+".topics = "+regexp.QuoteMeta(topic))
+	q := regexp.QuoteMeta(topic)
+	props := interopProps(t, bed, al, 2, ab+".enabled = true", ab+".topics = "+q, ba+".topics = "+q)
+	// B's own topic of the same name (DefaultReplicationPolicy): 10 records before the cut, which
+	// the reverse flow must never copy to A.
+	bed.B.CreateTopic(t, topic, parts, nil)
+	produceValues(t, bed.B, topic, parts, 10, "b-before")
 	data, err := os.ReadFile(props)
 	if err != nil {
 		t.Fatal(err)
@@ -183,4 +191,72 @@ func TestFailoverEmergency(t *testing.T) {
 		}
 		t.Logf("partition %d: RPO reported %d, missing on B %d (%d written after the snapshot)", p, row.RPO, actual, afterSnapshot)
 	}
+
+	// Failback (issue 14's full cycle): failback stores the reverse flow's progress from the flow
+	// state's reverse_ends (A was down at the failover), counts the records stranded on A exactly
+	// and quarantines them, and the group resumes on A past them.
+	var revEnds int64
+	for _, e := range st.ReverseEnds {
+		if e.Topic == topic {
+			revEnds += e.End
+		}
+	}
+	if revEnds != 10 {
+		t.Errorf("reverse_ends %+v: want B's %s at 10 records", st.ReverseEnds, topic)
+	}
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Logf("replicate A->B exit %d", code)
+	}
+	produceValues(t, bed.B, topic, parts, 40, "post")
+	fb := startKMM(t, "failback", props, "--flow", ab, "--group", group, "--stranded", "quarantine", "--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
+	testbed.Eventually(t, 2*time.Minute, func() error { // the reverse positions are stored before B->A starts
+		if !strings.Contains(fb.Stderr(), "step 3/") {
+			return fmt.Errorf("failback not past its reverse-progress step:\n%s", fb.Stderr())
+		}
+		return nil
+	})
+	kr := startKMM(t, "replicate", interopProps(t, bed, al, 2, ab+".enabled = false", ba+".enabled = true", ba+".topics = "+q))
+	select {
+	case <-fb.done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("failback did not finish:\n%s", fb.Stderr())
+	}
+	if code := fb.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("failback: exit %d\n%s", code, fb.Stderr())
+	}
+	if code := kr.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Errorf("replicate B->A exit %d", code)
+	}
+	t.Logf("failback: %s", tail(fb.Stderr(), 14))
+	var fenv struct {
+		N int64 `json:"stranded_records"`
+	}
+	if err := json.Unmarshal(fb.stdout.Bytes(), &fenv); err != nil {
+		t.Fatalf("%v\n%s", err, fb.stdout)
+	}
+	var stranded int64
+	for p := 0; p < parts; p++ {
+		stranded += aEnds[p] - tEnds[p]
+	}
+	if fenv.N != stranded {
+		t.Errorf("failback counted %d stranded records, A holds %d beyond what reached B", fenv.N, stranded)
+	}
+	if stranded > 0 {
+		if got := bed.A.ConsumeN(t, "kmm.stranded."+topic, parts, int(stranded), time.Minute); int64(len(got)) != stranded {
+			t.Errorf("quarantine holds %d records, want %d", len(got), stranded)
+		}
+	}
+	offs, err := bed.A.Admin(t).ListGroupOffsets(context.Background(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := 0; p < parts; p++ {
+		if got := offs[rdkafka.TP{Topic: topic, Partition: int32(p)}].Offset; got != aEnds[p] {
+			t.Errorf("group on A partition %d: %d, want %d (the cut %d, past %d stranded)", p, got, aEnds[p], tEnds[p], aEnds[p]-tEnds[p])
+		}
+	}
+	if ends := endOffsets(t, bed.A, al.B+"."+topic, parts); ends[0]+ends[1] != 40 {
+		t.Errorf("B->A copied %v records, want the 40 written on B after the cut (none of the 10 before)", ends)
+	}
+	t.Logf("failback: %d stranded record(s) quarantined, 40 copied back", stranded)
 }

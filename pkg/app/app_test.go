@@ -52,12 +52,14 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestNotImplementedExits1WithoutOutput(t *testing.T) {
-	for _, c := range []string{"failback"} {
-		code, out, errOut := run(c, "x.properties")
-		if code != 1 || out != "" || !strings.Contains(errOut, "not implemented yet") {
-			t.Errorf("%s: exit %d stdout %q stderr %q", c, code, out, errOut)
-		}
+// failback is built: without --yes and without a terminal it refuses before reading anything
+// (exit 2); an unknown --stranded mode is a usage error.
+func TestFailbackBuilt(t *testing.T) {
+	if code, out, errOut := run("failback", "x.properties"); code != 2 || out != "" || !strings.Contains(errOut, "--yes") {
+		t.Errorf("failback without --yes: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := run("failback", "x.properties", "--stranded", "drop", "--yes"); code != 2 || !strings.Contains(errOut, "quarantine, skip or deliver") {
+		t.Errorf("failback --stranded drop: exit %d stderr %q", code, errOut)
 	}
 }
 

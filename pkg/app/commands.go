@@ -5,6 +5,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/cmd/configcmd"
+	"github.com/kmmproject/kmm/pkg/cmd/failbackcmd"
 	"github.com/kmmproject/kmm/pkg/cmd/failovercmd"
 	"github.com/kmmproject/kmm/pkg/cmd/lagcmd"
 	"github.com/kmmproject/kmm/pkg/cmd/replicatecmd"
@@ -23,7 +24,7 @@ func commands(f *cmdutil.Factory) []*cli.Command {
 		lagcmd.Command(f),
 		translatecmd.Command(f),
 		failovercmd.Command(f),
-		notYet("failback", "plan and execute a failback to the original cluster"),
+		failbackcmd.Command(f),
 		verifycmd.Command(f),
 		configcmd.Command(f),
 	}

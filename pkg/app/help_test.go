@@ -126,15 +126,6 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 	}
 }
 
-func TestNotYetCommandsHaveHelp(t *testing.T) {
-	for _, c := range []string{"failback"} {
-		code, out, errOut := run(c, "--help")
-		if code != 0 || !strings.Contains(out, "kmm "+c) || !strings.Contains(out, "not implemented yet") || errOut != "" {
-			t.Errorf("%s --help: exit %d, %q, %q", c, code, out, errOut)
-		}
-	}
-}
-
 func TestCompletionScripts(t *testing.T) {
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		code, out, errOut := run("completion", sh)

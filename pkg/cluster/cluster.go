@@ -159,6 +159,8 @@ type ACLs interface {
 	CreateACLs(ctx context.Context, acls []ACL) error
 	// DescribeTopicACLs returns every ACL on TOPIC resources.
 	DescribeTopicACLs(ctx context.Context) ([]ACL, error)
+	// DeleteACLs deletes exactly the given bindings (failback removes failover's fence).
+	DeleteACLs(ctx context.Context, acls ...ACL) error
 }
 
 // Offsets are the partition offset operations of a cluster.

@@ -22,8 +22,10 @@ type Drill struct {
 	// Report is the path of failover's evidence report (--report FILE.md).
 	Report string `toml:"report"`
 	Fence  struct {
-		Method   string   `toml:"method"`
-		QuietFor Duration `toml:"quiet_for"`
+		Method     string   `toml:"method"`
+		QuietFor   Duration `toml:"quiet_for"`
+		Principals []string `toml:"principals"` // method "acl"
+		Command    string   `toml:"command"`    // method "hook"
 	} `toml:"fence"`
 	Gates struct {
 		MaxRPORecords    *int64   `toml:"max_rpo_records"`

@@ -106,8 +106,29 @@ type Flow struct {
 	// ReverseEnds are the target's end offsets, at the cut, of the topics the reverse flow T->S
 	// would copy: failback stores reverse progress from them even when S was down at failover.
 	ReverseEnds []TopicEnd `json:"reverse_ends,omitempty"`
+	// Fence is how failover fenced the source's writers; for the acl method the DENY bindings it
+	// created, which failback removes.
+	Fence *Fence `json:"fence,omitempty"`
 	// Note is free text for people (a --force reason, the gate that was accepted).
 	Note string `json:"note,omitempty"`
+}
+
+// Fence is a failover's fence of the source's writers.
+type Fence struct {
+	Method  string `json:"method"`            // none | acl | hook
+	Cluster string `json:"cluster,omitempty"` // the alias of the fenced cluster
+	// ACLs (method acl) are the bindings created: DENY WRITE on each topic for each principal.
+	ACLs []FenceACL `json:"acls,omitempty"`
+	// Command (method hook) is the hook that was run.
+	Command string `json:"command,omitempty"`
+}
+
+// FenceACL is one DENY binding of an acl fence (resource type TOPIC, operation WRITE).
+type FenceACL struct {
+	Topic       string `json:"topic"`
+	PatternType string `json:"pattern_type"` // LITERAL
+	Principal   string `json:"principal"`    // User:alice, or User:* for every non-super user
+	Host        string `json:"host"`         // *
 }
 
 // Ends is the value of ends/<S>-><T>: the flow's source log end offsets and when they were read.

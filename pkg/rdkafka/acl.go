@@ -76,8 +76,8 @@ func (a *Admin) DescribeTopicACLs(ctx context.Context) ([]ACL, error) {
 	return out, nil
 }
 
-// DeleteACLs deletes exactly the given bindings (tests clean up the ACLs they create on a shared
-// bed with it; kmm's commands never delete ACLs).
+// DeleteACLs deletes exactly the given bindings (failback removes the DENY ACLs of failover's
+// fence with it; tests clean up the ACLs they create on a shared bed).
 func (a *Admin) DeleteACLs(ctx context.Context, acls ...ACL) error {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()

@@ -60,6 +60,12 @@ type FailoverOptions struct {
 	// Cut (emergency) is the cut per source partition: the snapshot's source end, the replicated
 	// position, the target end.
 	Cut func(ctx context.Context) ([]flowstate.PartitionCut, error)
+	// Reverse is the reverse flow T->S of the file (nil: the file has none). Planned mode
+	// stores its resume positions at T's ends on S; both modes record T's ends in the flow
+	// state (reverse_ends), from which failback stores them when S was down.
+	Reverse *flow.Flow
+	// Fence is how the source's writers are stopped (see FenceOptions); zero: none.
+	Fence FenceOptions
 }
 
 // Meter shows the progress of a long wait (iostreams.Progress satisfies it).
@@ -81,6 +87,7 @@ type Failover struct {
 	translated []ExactOffset
 	cut        map[cluster.TP]CutPartition
 	runID      string
+	revEnds    []flowstate.TopicEnd
 }
 
 func (fo *Failover) now() time.Time {
@@ -117,7 +124,16 @@ func (fo *Failover) Plan() (*plan.Plan, error) {
 		}
 		p.Steps = append(p.Steps, s)
 	}
-	if fo.Opt.QuietFor > 0 && !fo.Opt.Emergency {
+	if !fo.Opt.Emergency {
+		fs, err := fo.fenceStep()
+		if err != nil {
+			return nil, err
+		}
+		if fs != nil {
+			p.Steps = append(p.Steps, *fs)
+		}
+	}
+	if fo.Opt.QuietFor > 0 && !fo.Opt.Emergency && (fo.Opt.Fence.Method == "" || fo.Opt.Fence.Method == FenceNone) {
 		add(plan.Step{ID: "fence/quiet", Kind: KindWaitQuiet, Cluster: f.Source,
 			Writes: fmt.Sprintf("nothing: waits until no end offset of the flow's %d source partition(s) moves for %s", len(fo.TPs), fo.Opt.QuietFor),
 			Why:    "--fence none: the writers are stopped by you; the source must be quiet before the cut"}, nil)
@@ -136,6 +152,16 @@ func (fo *Failover) Plan() (*plan.Plan, error) {
 		Why:    "no replicator may write into the new primary after the cut"}, nil)
 	for _, g := range fo.Groups {
 		p.Steps = append(p.Steps, fo.CommitStep(g))
+	}
+	switch rev := fo.Opt.Reverse; {
+	case rev == nil:
+		p.Notes = append(p.Notes, fmt.Sprintf("the file has no flow %s->%s: no reverse progress is stored", f.Target, f.Source))
+	case fo.Opt.Emergency:
+		p.Notes = append(p.Notes, fmt.Sprintf("reverse flow %s: %s is down, so its resume positions are not stored now; the flow state keeps %s's ends (reverse_ends) and kmm failback stores them", rev.Name(), f.Source, f.Target))
+	default:
+		add(plan.Step{ID: "reverse-progress", Kind: KindStoreReverse, Cluster: f.Source,
+			Writes: fmt.Sprintf("resume positions of flow %s at %s's current ends in %s on %s (MM2's Connect offsets)", rev.Name(), f.Target, rev.OffsetsTopic, f.Source),
+			Why:    fmt.Sprintf("kmm replicate (or MM2) running %s copies only what is written on %s after the cut-over", rev.Name(), f.Target)}, nil)
 	}
 	add(plan.Step{ID: "mark/" + string(flowstate.FailedOver), Kind: KindMarkFlow, Cluster: f.Target,
 		Writes: fmt.Sprintf("flow/%s = FAILED_OVER with the cut (per partition: source end, replicated position, target end)", f.Name()),
@@ -165,6 +191,8 @@ func (fo *Failover) Actions() map[string]plan.Action {
 		KindMarkFlow:         mark{fo},
 		KindWaitReplicators:  waitReplicators{fo},
 		KindCommitTranslated: commitTranslated{fo},
+		KindStoreReverse:     storeReverse{fo},
+		KindFence:            fence{fo},
 	}
 }
 
@@ -267,7 +295,7 @@ func (a waitQuiet) Apply(ctx context.Context, _ plan.Step) (map[string]int64, er
 		return nil, err
 	}
 	since := time.Now()
-	err = fo.wait(ctx, "waiting for the source to be quiet", func() (bool, string, error) {
+	err = fo.wait(ctx, "waiting for "+fo.F.Source+" to be quiet", func() (bool, string, error) {
 		cur, err := fo.ends(ctx)
 		if err != nil {
 			return false, "", err
@@ -406,6 +434,12 @@ func (a mark) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) 
 				Replicated: c.SourceEnd, ReplicatedSource: "drained (exact)", TargetEnd: c.TargetEnd})
 		}
 		fo.mu.Unlock()
+	}
+	if p.State == flowstate.FailedOver {
+		if next.ReverseEnds, err = fo.reverseEnds(ctx); err != nil {
+			return nil, err
+		}
+		next.Fence = fo.fenceRecord()
 	}
 	v, err := flowstate.Encode(next)
 	if err != nil {

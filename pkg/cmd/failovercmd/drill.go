@@ -33,6 +33,12 @@ func applyDrill(d *drill.Drill, o *Options, set func(string) bool) {
 	if d.Fence.Method != "" && !set("fence") {
 		o.Fence = d.Fence.Method
 	}
+	if len(d.Fence.Principals) > 0 && !set("fence-principal") {
+		o.FencePrincipals = d.Fence.Principals
+	}
+	if d.Fence.Command != "" && !set("fence-command") {
+		o.FenceCommand = d.Fence.Command
+	}
 	if d.Fence.QuietFor.Set && !set("quiet-for") {
 		o.QuietFor = d.Fence.QuietFor.Duration
 	}

@@ -51,7 +51,7 @@ type emergencyEnvelope struct {
 // runEmergency fails over from what the target holds: the source is proven unreachable (or
 // --force), the RPO per partition comes from the source end-offset snapshot kmm replicate
 // stored on the target and the replicated position, groups are translated from the checkpoints.
-func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Flow,
+func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Flow, flows []*flow.Flow,
 	open func(flow.Side, string, string) (cluster.Cluster, error), groupMatch func(string) bool, start time.Time) error {
 	ios := fac.IO
 	tgt, err := open(flow.Target, f.Target, f.TargetBootstrap)
@@ -200,7 +200,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 	}
 	in.Groups = groups
 	fo := &switchover.Failover{F: f, Tgt: tgt, Groups: groups, TPs: tps,
-		Opt: switchover.FailoverOptions{Mode: "emergency", Emergency: true, Timeout: o.Timeout, By: userAtHost(), Force: o.Force,
+		Opt: switchover.FailoverOptions{Mode: "emergency", Emergency: true, Timeout: o.Timeout, By: userAtHost(), Force: o.Force, Reverse: reverseOf(flows, f),
 			Progress: func(msg string) { fmt.Fprintf(ios.ErrOut, "kmm: %s\n", msg) },
 			Translate: func(context.Context) ([]switchover.ExactOffset, error) {
 				var out []switchover.ExactOffset

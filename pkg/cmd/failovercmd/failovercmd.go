@@ -37,10 +37,13 @@ type Options struct {
 	Groups      []string
 	GroupsRegex string
 	Fence       string
-	QuietFor    time.Duration
-	Timeout     time.Duration
-	Force       bool
-	MaxRPO      int64 // --max-rpo-records (emergency; -1 off)
+	// FencePrincipals (--fence acl) and FenceCommand (--fence hook).
+	FencePrincipals []string
+	FenceCommand    string
+	QuietFor        time.Duration
+	Timeout         time.Duration
+	Force           bool
+	MaxRPO          int64 // --max-rpo-records (emergency; -1 off)
 	// MaxCkAge: --max-checkpoint-age (0 off): emergency refuses groups whose newest checkpoint
 	// is older (unless AcceptLoss); planned's preflight refuses groups that committed past a
 	// checkpoint older than this.
@@ -86,7 +89,9 @@ position translated as exact does not hold the group's next record.`,
 				&cli.BoolFlag{Name: "accept-loss", Usage: "emergency: fail over even when a gate (--max-rpo-records, --max-checkpoint-age, no end-offset snapshot) fails"},
 				&cli.StringSliceFlag{Name: "group", Usage: "move these groups (default: the flow's groups filter)"},
 				&cli.StringFlag{Name: "groups", Usage: "move the groups matching this Java regex"},
-				&cli.StringFlag{Name: "fence", Value: "none", Usage: "how writers on the source are stopped: none (you stop them; see --quiet-for)"},
+				&cli.StringFlag{Name: "fence", Value: "none", Usage: "how writers on the source are stopped (planned mode): none (you stop them; see --quiet-for), acl (DENY WRITE ACLs for --fence-principal, removed by kmm failback), hook (--fence-command)"},
+				&cli.StringSliceFlag{Name: "fence-principal", Usage: "--fence acl: deny this `PRINCIPAL` writes to the flow's source topics (repeatable; User:* denies every principal that is not a super user)"},
+				&cli.StringFlag{Name: "fence-command", Usage: "--fence hook: a shell `COMMAND` that stops the writers (KMM_FLOW, KMM_SOURCE, KMM_TARGET, KMM_SOURCE_BOOTSTRAP, KMM_TOPICS in its environment); a non-zero exit stops the failover with exit 3"},
 				&cli.DurationFlag{Name: "quiet-for", Value: 10 * time.Second, Usage: "with --fence none: wait until no source end offset has moved for this long (0: do not wait)"},
 				&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound of each wait (quiet source, drain, replicator stop)"},
 				&cli.BoolFlag{Name: "force", Usage: "also move groups that have members on the source or the target"},
@@ -105,7 +110,7 @@ position translated as exact does not hold the group's next record.`,
 				return err
 			}
 			o := &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Mode: c.String("mode"),
-				Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"), Fence: c.String("fence"), QuietFor: c.Duration("quiet-for"),
+				Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"), Fence: c.String("fence"), FencePrincipals: c.StringSlice("fence-principal"), FenceCommand: c.String("fence-command"), QuietFor: c.Duration("quiet-for"),
 				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRPO: c.Int64("max-rpo-records"), MaxCkAge: c.Duration("max-checkpoint-age"), AcceptLoss: c.Bool("accept-loss"),
 				Report: c.String("report"), ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}
 			if err := cmdutil.NonNegativeDuration("max-checkpoint-age", o.MaxCkAge); err != nil {
@@ -158,8 +163,8 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	default:
 		return kerr.WithHint(kerr.New(kerr.Usage, "--mode %q: unknown", o.Mode), "use --mode planned, emergency or rehearse")
 	}
-	if o.Fence != "none" && o.Mode == "planned" {
-		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: not available yet", o.Fence), "stop the source's writers yourself and use --fence none --quiet-for 10s")
+	if err := checkFence(o); err != nil {
+		return err
 	}
 	if o.Report != "" {
 		if st, err := os.Stat(filepath.Dir(o.Report)); err != nil || !st.IsDir() {
@@ -207,7 +212,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		return c, nil
 	}
 	if o.Mode == "emergency" {
-		return runEmergency(ctx, o, fac, f, open, groupMatch, start)
+		return runEmergency(ctx, o, fac, f, flows, open, groupMatch, start)
 	}
 	src, err := open(flow.Source, f.Source, f.SourceBootstrap)
 	if err != nil {
@@ -224,6 +229,8 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if err != nil {
 		return err
 	}
+	fo.Opt.Reverse = reverseOf(flows, f)
+	fo.Opt.Fence = switchover.FenceOptions{Method: o.Fence, Principals: o.FencePrincipals, Command: o.FenceCommand, HookOut: ios.ErrOut}
 	fo.Opt.Progress = func(msg string) { fmt.Fprintf(ios.ErrOut, "kmm: %s\n", msg) }
 	fo.Opt.Meter = func(what string, total int64) switchover.Meter { return ios.NewProgress(what, total, nil) }
 	if o.Mode == "rehearse" {
@@ -373,7 +380,7 @@ func preflight(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Fl
 			tps = append(tps, cluster.TP{Topic: t, Partition: int32(p)})
 		}
 	}
-	if len(tps) == 0 {
+	if len(tps) == 0 && len(problems) == 0 {
 		return nil, kerr.New(kerr.CheckFailed, "flow %s replicates no topic of %s: nothing to fail over", f.Name(), f.Source)
 	}
 	// The groups to move: committed offsets on the flow's topics on S.
@@ -471,4 +478,53 @@ func renderTranslations(w io.Writer, tr []switchover.ExactOffset) error {
 		rows = append(rows, []string{e.Group, e.Topic, fmt.Sprint(e.Partition), e.RemoteTopic, fmt.Sprint(e.SourceOffset), fmt.Sprint(e.TargetOffset), how, rr, "0", e.Why})
 	}
 	return output.Table(w, []string{"GROUP", "TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE OFFSET", "TARGET OFFSET", "TRANSLATION", "RE-READS", "SKIPS", "WHY"}, rows)
+}
+
+// checkFence validates the fence flags (exit 2 before anything is read).
+func checkFence(o *Options) error {
+	switch o.Fence {
+	case "", switchover.FenceNone:
+		if len(o.FencePrincipals) > 0 || o.FenceCommand != "" {
+			return kerr.New(kerr.Usage, "--fence-principal and --fence-command need --fence acl or --fence hook")
+		}
+		return nil
+	case switchover.FenceACL, switchover.FenceHook:
+	default:
+		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: unknown", o.Fence), "use --fence none, acl or hook")
+	}
+	if o.Mode != "planned" {
+		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %s: only planned mode fences the source (in %s mode the source is down)", o.Fence, o.Mode), "drop --fence")
+	}
+	if o.Fence == switchover.FenceACL {
+		if len(o.FencePrincipals) == 0 {
+			return kerr.WithHint(kerr.New(kerr.Usage, "--fence acl needs at least one --fence-principal"),
+				"name the producers' principals (--fence-principal User:orders-app), or --fence-principal 'User:*' for every principal that is not a super user")
+		}
+		for _, p := range o.FencePrincipals {
+			if err := switchover.CheckPrincipal(p); err != nil {
+				return kerr.Wrap(kerr.Usage, fmt.Errorf("--fence-principal: %w", err))
+			}
+		}
+		if o.FenceCommand != "" {
+			return kerr.New(kerr.Usage, "--fence-command goes with --fence hook, not acl")
+		}
+		return nil
+	}
+	if strings.TrimSpace(o.FenceCommand) == "" {
+		return kerr.WithHint(kerr.New(kerr.Usage, "--fence hook needs --fence-command"), "e.g. --fence-command 'kubectl scale deploy/orders-producer --replicas=0'")
+	}
+	if len(o.FencePrincipals) > 0 {
+		return kerr.New(kerr.Usage, "--fence-principal goes with --fence acl, not hook")
+	}
+	return nil
+}
+
+// reverseOf returns the flow T->S of the file for flow S->T (nil when there is none).
+func reverseOf(flows []*flow.Flow, f *flow.Flow) *flow.Flow {
+	for _, r := range flows {
+		if r.Source == f.Target && r.Target == f.Source {
+			return r
+		}
+	}
+	return nil
 }

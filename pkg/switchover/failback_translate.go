@@ -1,0 +1,220 @@
+package switchover
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/offsetsync"
+	"github.com/kmmproject/kmm/pkg/plan"
+)
+
+// translate translates every group's committed offsets on T back to S, once per run, after the
+// reverse flow is drained (see docs/architecture.md, "failback"):
+//   - a position inside the replicated part of a remote topic (at or before T's end at the cut)
+//     is translated in reverse over the S->T mapping (the flow's offset syncs with upstream and
+//     downstream swapped; records counted on both sides, the record at the result compared);
+//   - a position past the cut, in a topic the reverse flow copies (under a policy that keeps
+//     names, the remote topic itself), is translated forward over the reverse flow's copy;
+//   - records written on T into a remote topic under a renaming policy cannot flow back (MM2's
+//     cycle rule): the position is the cut's, and the row says how many records it passed.
+//
+// Groups at the cut move past the stranded records (--stranded quarantine|skip).
+func (fb *Failback) translate(ctx context.Context) ([]ExactOffset, error) {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	if fb.translated != nil {
+		return fb.translated, nil
+	}
+	f, rev := fb.F, fb.Rev
+	fwd, err := loadSyncs(ctx, f, fb.S, fb.T)
+	if err != nil {
+		return nil, err
+	}
+	back, err := loadSyncs(ctx, rev, fb.T, fb.S)
+	if err != nil {
+		return nil, err
+	}
+	swapped := offsetsync.NewStore(offsetsync.Options{})
+	type cutInfo struct {
+		topic                string // on S
+		targetEnd, replicate int64
+	}
+	byRemote := map[cluster.TP]cutInfo{}
+	for _, c := range fb.State.Cut {
+		remote := cluster.TP{Topic: f.Policy.FormatRemoteTopic(f.SourceAlias, c.Topic), Partition: c.Partition}
+		byRemote[remote] = cutInfo{topic: c.Topic, targetEnd: c.TargetEnd, replicate: c.Replicated}
+		for _, s := range fwd.History(offsetsync.TP{Topic: c.Topic, Partition: c.Partition}) {
+			swapped.Add(offsetsync.TP{Topic: remote.Topic, Partition: remote.Partition}, offsetsync.Sync{Upstream: s.Downstream, Downstream: s.Upstream}, time.Time{})
+		}
+	}
+	stranded := map[cluster.TP]StrandedRange{}
+	for _, r := range fb.Stranded {
+		stranded[cluster.TP{Topic: r.Topic, Partition: r.Partition}] = r
+	}
+	revCut, backCut := map[cluster.TP]CutPartition{}, map[cluster.TP]CutPartition{}
+	var revOffs, backOffs []GroupOffset
+	passed := map[string]int64{} // group/topic/partition -> records past the cut that cannot flow back
+	var backTPs []cluster.TP
+	for _, g := range fb.Groups {
+		offs, err := fb.T.ListGroupOffsets(ctx, g)
+		if err != nil {
+			return nil, fmt.Errorf("reading the offsets of group %s on %s: %w", g, f.Target, err)
+		}
+		for tp, om := range offs {
+			if om.Offset < 0 {
+				continue
+			}
+			o := GroupOffset{Group: g, TP: tp, Offset: om.Offset, Metadata: om.Metadata}
+			backName := rev.Policy.FormatRemoteTopic(rev.SourceAlias, tp.Topic)
+			if ci, ok := byRemote[tp]; ok {
+				identity := backName == ci.topic && rev.Selected(tp.Topic)
+				if om.Offset <= ci.targetEnd || !identity {
+					if om.Offset > ci.targetEnd {
+						passed[fmt.Sprintf("%s/%s/%d", g, tp.Topic, tp.Partition)] = om.Offset - ci.targetEnd
+					}
+					revCut[tp] = CutPartition{Source: tp, Remote: cluster.TP{Topic: ci.topic, Partition: tp.Partition}, SourceEnd: ci.targetEnd, TargetEnd: ci.replicate}
+					revOffs = append(revOffs, o)
+					continue
+				}
+			} else if !rev.Selected(tp.Topic) {
+				continue // a topic neither flow maps
+			}
+			if _, ok := backCut[tp]; !ok {
+				backCut[tp] = CutPartition{Source: tp, Remote: cluster.TP{Topic: backName, Partition: tp.Partition}}
+				backTPs = append(backTPs, tp)
+			}
+			backOffs = append(backOffs, o)
+		}
+	}
+	if len(backTPs) > 0 { // the reverse flow is drained and T frozen: the ends now are the cut
+		var remotes []cluster.TP
+		for _, tp := range backTPs {
+			remotes = append(remotes, backCut[tp].Remote)
+		}
+		te, err := fb.T.ListOffsets(ctx, backTPs, cluster.Latest)
+		if err != nil {
+			return nil, err
+		}
+		se, err := fb.S.ListOffsets(ctx, remotes, cluster.Latest)
+		if err != nil {
+			return nil, err
+		}
+		for _, tp := range backTPs {
+			c := backCut[tp]
+			c.SourceEnd, c.TargetEnd = te[tp].Offset, se[c.Remote].Offset
+			backCut[tp] = c
+		}
+	}
+	rows, err := TranslateExact(ctx, fb.T, fb.S, swapped, revCut, revOffs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		e := &rows[i]
+		e.Why = "reverse translation over " + f.Name() + ": " + e.Why
+		if n := passed[fmt.Sprintf("%s/%s/%d", e.Group, e.Topic, e.Partition)]; n > 0 {
+			e.Exact = false
+			e.Why += fmt.Sprintf("; %d record(s) written on %s into remote topic %s after the cut cannot flow back to %s (MM2's cycle rule): not on %s",
+				n, f.Target, e.Topic, f.Source, f.Source)
+		}
+		src := cluster.TP{Topic: e.RemoteTopic, Partition: e.Partition}
+		sr, ok := stranded[src]
+		if !ok || sr.Records == 0 {
+			continue
+		}
+		switch {
+		case e.TargetOffset == sr.From && fb.Opt.Stranded != StrandedDeliver:
+			e.TargetOffset = sr.To
+			e.Why += fmt.Sprintf("; moved past %d stranded record(s) [%d, %d) (--stranded %s)", sr.Records, sr.From, sr.To, fb.Opt.Stranded)
+		case e.TargetOffset <= sr.From:
+			e.Why += fmt.Sprintf("; the group will read the %d stranded record(s) [%d, %d) after the cut", sr.Records, sr.From, sr.To)
+		}
+	}
+	more, err := TranslateExact(ctx, fb.T, fb.S, back, backCut, backOffs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range more {
+		more[i].Why = "forward over the copy of " + rev.Name() + ": " + more[i].Why
+	}
+	rows = append(rows, more...)
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Group != rows[j].Group {
+			return rows[i].Group < rows[j].Group
+		}
+		if rows[i].Topic != rows[j].Topic {
+			return rows[i].Topic < rows[j].Topic
+		}
+		return rows[i].Partition < rows[j].Partition
+	})
+	if rows == nil {
+		rows = []ExactOffset{}
+	}
+	fb.translated = rows
+	return rows, nil
+}
+
+type commitBack struct{ fb *Failback }
+
+func (a commitBack) want(ctx context.Context, s plan.Step) (string, map[cluster.TP]cluster.OffsetMeta, []ExactOffset, error) {
+	var p GroupParams
+	if err := json.Unmarshal(s.Params, &p); err != nil {
+		return "", nil, nil, fmt.Errorf("step %s: params: %w", s.ID, err)
+	}
+	tr, err := a.fb.translate(ctx)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	want := map[cluster.TP]cluster.OffsetMeta{}
+	var rows []ExactOffset
+	for _, e := range tr {
+		if e.Group == p.Group {
+			want[cluster.TP{Topic: e.RemoteTopic, Partition: e.Partition}] = cluster.OffsetMeta{Offset: e.TargetOffset, Metadata: e.Metadata}
+			rows = append(rows, e)
+		}
+	}
+	return p.Group, want, rows, nil
+}
+
+func (a commitBack) Check(ctx context.Context, s plan.Step) (bool, error) {
+	g, want, _, err := a.want(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	have, err := a.fb.S.ListGroupOffsets(ctx, g)
+	if err != nil {
+		return false, err
+	}
+	for tp, w := range want {
+		if h, ok := have[tp]; !ok || h.Offset != w.Offset {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func (a commitBack) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
+	g, want, rows, err := a.want(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(want) == 0 {
+		return map[string]int64{"partitions": 0}, nil
+	}
+	if err := a.fb.S.AlterGroupOffsets(ctx, g, want); err != nil {
+		return nil, fmt.Errorf("committing offsets of group %s on %s: %w", g, a.fb.F.Source, err)
+	}
+	exact, bound := int64(0), int64(0)
+	for _, r := range rows {
+		if r.Exact {
+			exact++
+		} else if r.Rereads > 0 {
+			bound += r.Rereads
+		}
+	}
+	return map[string]int64{"partitions": int64(len(want)), "exact": exact, "rereads_max": bound, "skips": 0}, nil
+}
