@@ -242,7 +242,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		return err
 	}
 	defer src.Close()
-	fb, err := preflight(ctx, ios.ErrOut, o, f, rev, src, tgt, groupMatch)
+	fb, err := preflight(ctx, fac, ios.ErrOut, o, f, rev, src, tgt, groupMatch)
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func render(w io.Writer, f *flow.Flow, tr []switchover.ExactOffset) error {
 
 // preflight reads both clusters and refuses (exit 3, nothing written) what would make the
 // failback wrong.
-func preflight(ctx context.Context, errOut io.Writer, o *Options, f, rev *flow.Flow, src, tgt cluster.Cluster, groupMatch func(string) bool) (*switchover.Failback, error) {
+func preflight(ctx context.Context, fac *cmdutil.Factory, errOut io.Writer, o *Options, f, rev *flow.Flow, src, tgt cluster.Cluster, groupMatch func(string) bool) (*switchover.Failback, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	st, err := switchover.ReadFlowState(ctx, f, tgt, src)
@@ -420,8 +420,14 @@ func preflight(ctx context.Context, errOut io.Writer, o *Options, f, rev *flow.F
 		}
 	}
 	if !o.Force {
-		// At most one kmm replicator of the reverse flow (the MM2 check needs a seam commands may
-		// use: pkg/groupprobe is the replicator's; failover's MM2 preflight will bring one).
+		// No Apache MM2 on either direction: A->B's would write A's records into B again, B->A's
+		// would race the reverse drain and the positions failback stores.
+		for _, fl := range []*flow.Flow{f, rev} {
+			if pr := cmdutil.MM2Running(ctx, fac, fl, errOut); pr != "" {
+				problems = append(problems, pr)
+			}
+		}
+		// At most one kmm replicator of the reverse flow.
 		recs, err := plan.ReadState(ctx, src)
 		if err != nil {
 			return nil, err

@@ -72,7 +72,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if !o.Force {
-		if pr := mm2Problem(pctx, fac, f, ios.ErrOut); pr != "" {
+		if pr := cmdutil.MM2Running(pctx, fac, f, ios.ErrOut); pr != "" {
 			return kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", pr)
 		}
 	}

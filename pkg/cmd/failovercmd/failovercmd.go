@@ -446,7 +446,7 @@ func preflight(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Fl
 		}
 	}
 	if o.Mode != "rehearse" && !o.Force { // a rehearsal changes nothing MM2 writes: it may run
-		if pr := mm2Problem(ctx, fac, f, fac.IO.ErrOut); pr != "" {
+		if pr := cmdutil.MM2Running(ctx, fac, f, fac.IO.ErrOut); pr != "" {
 			problems = append(problems, pr)
 		}
 	}

@@ -37,7 +37,7 @@ func TestMM2Problem(t *testing.T) {
 		{"unknown", &fakeProber{err: errors.New("SASL mechanism not supported")}, "", "could not check whether Apache MM2 runs flow A->B (Connect group A-mm2 on B): SASL"},
 	} {
 		var errOut bytes.Buffer
-		got := mm2Problem(context.Background(), &cmdutil.Factory{Groups: c.p}, f, &errOut)
+		got := cmdutil.MM2Running(context.Background(), &cmdutil.Factory{Groups: c.p}, f, &errOut)
 		if (c.want == "" && got != "") || !strings.Contains(got, c.want) || !strings.Contains(errOut.String(), c.err) || (c.err == "" && errOut.Len() > 0) {
 			t.Errorf("%s: %q, stderr %q", c.name, got, errOut.String())
 		}
