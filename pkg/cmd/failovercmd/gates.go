@@ -102,4 +102,3 @@ func staleProblems(ages []CheckpointAge, maxAge time.Duration, f *flow.Flow) []s
 	}
 	return out
 }
-
