@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/kmmproject/kmm/e2e/testbed"
 	"github.com/kmmproject/kmm/e2e/testbed/app"
 	"github.com/kmmproject/kmm/pkg/flowstate"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // Planned failover, with both replication policies: an application writes to A and two groups
@@ -107,6 +109,12 @@ func failoverPlanned(t *testing.T, pol string) {
 	}
 	plannedMD := filepath.Join(dir, "failover.md")
 
+	// Config drift the preflight reports (not refuses): a retention set on A after replicate's
+	// config sync (every 600 s) copied the topic's configs.
+	if err := bed.A.Admin(t).IncrementalAlterTopicConfigs(context.Background(), map[string][]rdkafka.ConfigOp{
+		topic: {{Name: "retention.ms", Value: "86400000"}}}); err != nil {
+		t.Fatal(err)
+	}
 	r := Run(t, "failover", props, "--flow", ab, "--mode", "planned", "--group", caught, "--group", behind,
 		"--fence", "none", "--quiet-for", "2s", "--timeout", "2m", "--report", plannedMD, "--yes", "-o", "json")
 	if r.Code != 0 {
@@ -118,9 +126,19 @@ func failoverPlanned(t *testing.T, pol string) {
 		Run   struct {
 			ID string `json:"run_id"`
 		} `json:"report"`
+		Plan struct {
+			Notes []string `json:"notes"`
+		} `json:"plan"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
 		t.Fatalf("%v\n%s", err, r.Stdout)
+	}
+	drift := false
+	for _, n := range env.Plan.Notes {
+		drift = drift || (strings.HasPrefix(n, "drift (configs") && strings.Contains(n, "retention.ms=86400000 on the source"))
+	}
+	if !drift {
+		t.Errorf("the plan's notes do not report the retention.ms drift: %q", env.Plan.Notes)
 	}
 	if len(env.Items) != 2*parts {
 		t.Fatalf("translations: %+v", env.Items)

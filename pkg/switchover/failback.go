@@ -80,6 +80,9 @@ type FailbackOptions struct {
 	Fence    FenceOptions // none or hook (on T)
 	Progress func(msg string)
 	Meter    func(what string, total int64) Meter
+	// Drift: differences in topic configs and ACL coverage between S's topics and their copies on
+	// T, reported in the plan's notes (never a refusal).
+	Drift []string
 }
 
 // Failback plans and applies `kmm failback` of flow F (S->T, FAILED_OVER): S becomes the primary
@@ -217,7 +220,7 @@ func loadSyncs(ctx context.Context, f *flow.Flow, src, tgt cluster.Cluster) (*of
 // Plan is the failback's plan (journaled on T, where the flow state was made FAILED_OVER).
 func (fb *Failback) Plan() (*plan.Plan, error) {
 	f, rev := fb.F, fb.Rev
-	p := &plan.Plan{Command: FailbackCommand, Flow: f.Name(), Journal: f.Target, Created: fb.now(), Steps: []plan.Step{}}
+	p := &plan.Plan{Command: FailbackCommand, Flow: f.Name(), Journal: f.Target, Created: fb.now(), Steps: []plan.Step{}, Notes: append([]string(nil), fb.Opt.Drift...)}
 	add := func(s plan.Step, params any) {
 		if params != nil {
 			s.Params, _ = json.Marshal(params)

@@ -66,6 +66,9 @@ type FailoverOptions struct {
 	Reverse *flow.Flow
 	// Fence is how the source's writers are stopped (see FenceOptions); zero: none.
 	Fence FenceOptions
+	// Drift: differences in topic configs and ACL coverage between S and T found by the
+	// preflight, reported in the plan's notes (never a refusal).
+	Drift []string
 }
 
 // Meter shows the progress of a long wait (iostreams.Progress satisfies it).
@@ -163,6 +166,7 @@ func (fo *Failover) Plan() (*plan.Plan, error) {
 			Writes: fmt.Sprintf("resume positions of flow %s at %s's current ends in %s on %s (MM2's Connect offsets)", rev.Name(), f.Target, rev.OffsetsTopic, f.Source),
 			Why:    fmt.Sprintf("kmm replicate (or MM2) running %s copies only what is written on %s after the cut-over", rev.Name(), f.Target)}, nil)
 	}
+	p.Notes = append(p.Notes, fo.Opt.Drift...)
 	add(plan.Step{ID: "mark/" + string(flowstate.FailedOver), Kind: KindMarkFlow, Cluster: f.Target,
 		Writes: fmt.Sprintf("flow/%s = FAILED_OVER with the cut (per partition: source end, replicated position, target end)", f.Name()),
 		Why:    fmt.Sprintf("consumers may resume on %s; kmm replicate %s stays stopped until kmm failback", f.Target, f.Name())},

@@ -188,7 +188,7 @@ func (r *Rehearsal) TranslateMillis() int64 {
 func (r *Rehearsal) Plan() (*plan.Plan, error) {
 	fo := r.Fo
 	f := fo.F
-	p := &plan.Plan{Command: RehearseCommand, Flow: f.Name(), Journal: f.Target, Created: fo.now(), Steps: []plan.Step{}}
+	p := &plan.Plan{Command: RehearseCommand, Flow: f.Name(), Journal: f.Target, Created: fo.now(), Steps: []plan.Step{}, Notes: fo.Opt.Drift}
 	add := func(s plan.Step, params any) {
 		if params != nil {
 			s.Params, _ = json.Marshal(params)

@@ -465,5 +465,5 @@ func preflight(ctx context.Context, fac *cmdutil.Factory, errOut io.Writer, o *O
 	}
 	return &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, State: st, Groups: groups, RevTPs: revTPs, Stranded: stranded, RemoteWrites: remoteWrites,
 		Opt: switchover.FailbackOptions{Stranded: o.Stranded, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force,
-			Fence: switchover.FenceOptions{Method: o.Fence, Command: o.FenceCommand}}}, nil
+			Fence: switchover.FenceOptions{Method: o.Fence, Command: o.FenceCommand}, Drift: cmdutil.Drift(ctx, fac, f)}}, nil
 }

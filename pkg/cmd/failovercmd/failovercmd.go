@@ -461,7 +461,8 @@ func preflight(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Fl
 		return nil, kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return &switchover.Failover{F: f, Src: src, Tgt: tgt, Groups: groups, TPs: tps,
-		Opt: switchover.FailoverOptions{Mode: o.Mode, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force}}, nil
+		Opt: switchover.FailoverOptions{Mode: o.Mode, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force,
+			Drift: cmdutil.Drift(ctx, fac, f)}}, nil
 }
 
 func renderTranslations(w io.Writer, tr []switchover.ExactOffset) error {
