@@ -354,11 +354,13 @@ func (b *Bed) Classpath(t testing.TB) string {
 // JavaConsole reads up to n records of topic from the beginning with Apache Kafka's own console
 // consumer, formatting them with formatter (e.g. MM2's
 // org.apache.kafka.connect.mirror.formatters.HeartbeatFormatter). It returns the output lines.
+// The consumer gives up after 30 s without a record (5 s timed out on a loaded 2-core machine
+// while the JVM was still joining: TimeoutException with the records there).
 func (b *Bed) JavaConsole(t testing.TB, c Cluster, topic, formatter string, n int) []string {
 	t.Helper()
 	cmd := exec.Command("java", "-cp", b.Classpath(t), "-Dlog4j2.level=WARN",
 		"org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", c.Bootstrap, "--topic", topic,
-		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "5000", "--formatter", formatter)
+		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "30000", "--formatter", formatter)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil && out.Len() == 0 {
