@@ -180,21 +180,15 @@ func (a commitBack) want(ctx context.Context, s plan.Step) (string, map[cluster.
 	return p.Group, want, rows, nil
 }
 
+// Concurrency implements plan.Concurrent (one group per step).
+func (commitBack) Concurrency() int { return groupConcurrency }
+
 func (a commitBack) Check(ctx context.Context, s plan.Step) (bool, error) {
 	g, want, _, err := a.want(ctx, s)
 	if err != nil {
 		return false, err
 	}
-	have, err := a.fb.S.ListGroupOffsets(ctx, g)
-	if err != nil {
-		return false, err
-	}
-	for tp, w := range want {
-		if h, ok := have[tp]; !ok || h.Offset != w.Offset {
-			return false, nil
-		}
-	}
-	return true, nil
+	return offsetsInEffect(ctx, a.fb.S, g, want)
 }
 
 func (a commitBack) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
@@ -208,13 +202,5 @@ func (a commitBack) Apply(ctx context.Context, s plan.Step) (map[string]int64, e
 	if err := a.fb.S.AlterGroupOffsets(ctx, g, want); err != nil {
 		return nil, fmt.Errorf("committing offsets of group %s on %s: %w", g, a.fb.F.Source, err)
 	}
-	exact, bound := int64(0), int64(0)
-	for _, r := range rows {
-		if r.Exact {
-			exact++
-		} else if r.Rereads > 0 {
-			bound += r.Rereads
-		}
-	}
-	return map[string]int64{"partitions": int64(len(want)), "exact": exact, "rereads_max": bound, "skips": 0}, nil
+	return commitNumbers(len(want), rows), nil
 }

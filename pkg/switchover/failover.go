@@ -637,16 +637,7 @@ func (a commitTranslated) Check(ctx context.Context, s plan.Step) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	have, err := a.fo.Tgt.ListGroupOffsets(ctx, g)
-	if err != nil {
-		return false, err
-	}
-	for tp, w := range want {
-		if h, ok := have[tp]; !ok || h.Offset != w.Offset {
-			return false, nil
-		}
-	}
-	return true, nil
+	return offsetsInEffect(ctx, a.fo.Tgt, g, want)
 }
 
 func (a commitTranslated) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
@@ -660,13 +651,5 @@ func (a commitTranslated) Apply(ctx context.Context, s plan.Step) (map[string]in
 	if err := a.fo.Tgt.AlterGroupOffsets(ctx, g, want); err != nil {
 		return nil, fmt.Errorf("committing offsets of group %s on %s: %w", g, a.fo.F.Target, err)
 	}
-	exact, bound := int64(0), int64(0)
-	for _, r := range rows {
-		if r.Exact {
-			exact++
-		} else if r.Rereads > 0 {
-			bound += r.Rereads
-		}
-	}
-	return map[string]int64{"partitions": int64(len(want)), "exact": exact, "rereads_max": bound, "skips": 0}, nil
+	return commitNumbers(len(want), rows), nil
 }

@@ -323,16 +323,7 @@ func (a commitShadow) Check(ctx context.Context, s plan.Step) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	have, err := a.r.Fo.Tgt.ListGroupOffsets(ctx, p.Shadow)
-	if err != nil {
-		return false, err
-	}
-	for tp, w := range want {
-		if h, ok := have[tp]; !ok || h.Offset != w.Offset {
-			return false, nil
-		}
-	}
-	return true, nil
+	return offsetsInEffect(ctx, a.r.Fo.Tgt, p.Shadow, want)
 }
 
 func (a commitShadow) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {

@@ -113,9 +113,19 @@ func (a CommitOffsets) Check(ctx context.Context, s plan.Step) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	have, err := a.Groups.ListGroupOffsets(ctx, p.Group)
+	in, err := offsetsInEffect(ctx, a.Groups, p.Group, want)
 	if err != nil {
 		return false, fmt.Errorf("reading the offsets of group %s: %w", p.Group, err)
+	}
+	return in, nil
+}
+
+// offsetsInEffect is the Check of every commit step: group's committed offsets on g already
+// equal want for every partition of want.
+func offsetsInEffect(ctx context.Context, g cluster.Groups, group string, want map[cluster.TP]cluster.OffsetMeta) (bool, error) {
+	have, err := g.ListGroupOffsets(ctx, group)
+	if err != nil {
+		return false, err
 	}
 	for tp, w := range want {
 		if h, ok := have[tp]; !ok || h.Offset != w.Offset {
@@ -123,6 +133,20 @@ func (a CommitOffsets) Check(ctx context.Context, s plan.Step) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// commitNumbers are the report numbers of a commit step of translated rows: partitions
+// committed, how many exact, the sum of the re-read bounds of the others; never a skip.
+func commitNumbers(partitions int, rows []ExactOffset) map[string]int64 {
+	exact, bound := int64(0), int64(0)
+	for _, r := range rows {
+		if r.Exact {
+			exact++
+		} else if r.Rereads > 0 {
+			bound += r.Rereads
+		}
+	}
+	return map[string]int64{"partitions": int64(partitions), "exact": exact, "rereads_max": bound, "skips": 0}
 }
 
 // groupConcurrency is how many groups' offsets are checked and committed at a time: each group

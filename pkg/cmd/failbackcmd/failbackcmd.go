@@ -193,13 +193,9 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, "failback changes the flow's state, the groups' offsets on the source and both flows' resume positions"); err != nil {
 		return err
 	}
-	var groupMatch func(string) bool
-	if re := o.GroupsRegex; re != "" {
-		m, err := mm2conf.CompilePatternList([]string{re})
-		if err != nil {
-			return kerr.Wrap(kerr.Usage, fmt.Errorf("--groups: %w", err))
-		}
-		groupMatch = m
+	groupMatch, err := cmdutil.GroupsMatcher(o.GroupsRegex)
+	if err != nil {
+		return err
 	}
 	_, flows, err := fac.Flows(o.File)
 	if err != nil {

@@ -178,13 +178,9 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, what); err != nil {
 		return err
 	}
-	var groupMatch func(string) bool
-	if re := o.GroupsRegex; re != "" {
-		m, err := mm2conf.CompilePatternList([]string{re})
-		if err != nil {
-			return kerr.Wrap(kerr.Usage, fmt.Errorf("--groups: %w", err))
-		}
-		groupMatch = m
+	groupMatch, err := cmdutil.GroupsMatcher(o.GroupsRegex)
+	if err != nil {
+		return err
 	}
 	_, flows, err := fac.Flows(o.File)
 	if err != nil {

@@ -142,13 +142,9 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			return err
 		}
 	}
-	var groupMatch func(string) bool
-	if re := o.GroupsRegex; re != "" {
-		m, err := mm2conf.CompilePatternList([]string{re})
-		if err != nil {
-			return kerr.Wrap(kerr.Usage, fmt.Errorf("--groups: %w", err))
-		}
-		groupMatch = m
+	groupMatch, err := cmdutil.GroupsMatcher(o.GroupsRegex)
+	if err != nil {
+		return err
 	}
 	_, flows, err := fac.Flows(o.File)
 	if err != nil {
