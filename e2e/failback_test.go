@@ -199,21 +199,7 @@ func failbackRoundTrip(t *testing.T, pol string) {
 			t.Errorf("after --dry-run: %+v", st)
 		}
 		// SIGKILLed after the quarantine copy: the next run resumes, copies nothing twice.
-		first := startKMMEnv(t, []string{"KMM_TEST_PAUSE_AFTER_STEP=2"}, args...)
-		testbed.Eventually(t, 2*time.Minute, func() error {
-			if !strings.Contains(first.Stderr(), "paused after step 2") {
-				select {
-				case <-first.done:
-					t.Fatalf("the first failback ended before the pause (exit %d):\n%s", first.cmd.ProcessState.ExitCode(), first.Stderr())
-				default:
-				}
-				return fmt.Errorf("not paused yet")
-			}
-			return nil
-		})
-		if code := first.stop(t, syscall.SIGKILL, 10*time.Second); code != -1 {
-			t.Fatalf("SIGKILL: exit %d", code)
-		}
+		killAtPause(t, 2, 2*time.Minute, args...)
 		if st, _ := flowstate.DecodeFlow(readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]); st == nil || st.State != flowstate.FailingBack || len(st.Cut) != parts {
 			t.Fatalf("after the kill the flow should be FAILING_BACK with the cut: %+v", st)
 		}

@@ -130,21 +130,7 @@ func TestFailoverBadInputAndResume(t *testing.T) {
 	}
 	start := consumerOffsetsEnds(t, b, ts["__consumer_offsets"].Partitions)
 	// Steps: quiet, drain, mark, replicators, g1, g2, g3, reverse progress, mark: pause after g1's commit.
-	first := startKMMEnv(t, []string{"KMM_TEST_PAUSE_AFTER_STEP=5"}, append(append(base, "--flow", ab, "--yes"), all...)...)
-	testbed.Eventually(t, 2*time.Minute, func() error {
-		if !strings.Contains(first.Stderr(), "paused after step 5") {
-			select {
-			case <-first.done:
-				t.Fatalf("the first run ended before the hook (exit %d):\n%s", first.cmd.ProcessState.ExitCode(), first.Stderr())
-			default:
-			}
-			return fmt.Errorf("not paused yet")
-		}
-		return nil
-	})
-	if code := first.stop(t, syscall.SIGKILL, 10*time.Second); code != -1 {
-		t.Fatalf("SIGKILL: exit %d", code)
-	}
+	killAtPause(t, 5, 2*time.Minute, append(append(base, "--flow", ab, "--yes"), all...)...)
 	if st, _ := flowstate.DecodeFlow(readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)]); st == nil || st.State != flowstate.FailingOver {
 		t.Fatalf("after the kill the flow should be FAILING_OVER: %+v", st)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -102,21 +101,7 @@ func rehearseBeforePlanned(t *testing.T, bed *testbed.Bed, al aliases, props str
 	base := append([]string{"failover", props, "--yes", "-o", "json"}, args...)
 	if interrupt {
 		// Steps: clean-before, commit group 1, ...: pause after the first shadow commit.
-		first := startKMMEnv(t, []string{"KMM_TEST_PAUSE_AFTER_STEP=2"}, base...)
-		testbed.Eventually(t, 2*time.Minute, func() error {
-			if !strings.Contains(first.Stderr(), "paused after step 2") {
-				select {
-				case <-first.done:
-					t.Fatalf("the first rehearsal ended before the hook (exit %d):\n%s", first.cmd.ProcessState.ExitCode(), first.Stderr())
-				default:
-				}
-				return fmt.Errorf("not paused yet")
-			}
-			return nil
-		})
-		if code := first.stop(t, syscall.SIGKILL, 10*time.Second); code != -1 {
-			t.Fatalf("SIGKILL: exit %d", code)
-		}
+		killAtPause(t, 2, 2*time.Minute, base...)
 		if left := shadowGroupsLeft(t, bed.B, groups...); len(left) == 0 {
 			t.Fatalf("the interrupted rehearsal left no shadow group on B")
 		}

@@ -61,6 +61,29 @@ func (p *proc) Stderr() string { return p.errW.String() }
 func startKMM(t *testing.T, args ...string) *proc { return startKMMEnv(t, nil, args...) }
 
 // startKMMEnv starts kmm with extra environment variables ("K=V").
+// killAtPause runs kmm with the test-only hook KMM_TEST_PAUSE_AFTER_STEP=step, waits (up to
+// within) until the run says it paused after that step, and SIGKILLs it there: a crash between
+// two journaled steps. It returns the killed process (its stderr).
+func killAtPause(t *testing.T, step int, within time.Duration, args ...string) *proc {
+	t.Helper()
+	p := startKMMEnv(t, []string{fmt.Sprintf("KMM_TEST_PAUSE_AFTER_STEP=%d", step)}, args...)
+	testbed.Eventually(t, within, func() error {
+		if !strings.Contains(p.Stderr(), fmt.Sprintf("paused after step %d", step)) {
+			select {
+			case <-p.done:
+				t.Fatalf("the run ended before it paused after step %d (exit %d):\n%s", step, p.cmd.ProcessState.ExitCode(), p.Stderr())
+			default:
+			}
+			return fmt.Errorf("not paused yet")
+		}
+		return nil
+	})
+	if code := p.stop(t, syscall.SIGKILL, 10*time.Second); code != -1 {
+		t.Fatalf("SIGKILL: exit %d", code)
+	}
+	return p
+}
+
 func startKMMEnv(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(Bin(t), args...), stderr: &bytes.Buffer{}, stdout: &bytes.Buffer{}, done: make(chan error, 1)}

@@ -94,21 +94,7 @@ func TestTranslateApplyResumesAfterSIGKILL(t *testing.T) {
 	start := consumerOffsetsEnds(t, b, ts["__consumer_offsets"].Partitions)
 
 	// The first run pauses after its first step (test-only hook) and is SIGKILLed there.
-	first := startKMMEnv(t, []string{"KMM_TEST_PAUSE_AFTER_STEP=1"}, append(args, "--apply", "--yes")...)
-	testbed.Eventually(t, 60*time.Second, func() error {
-		if !strings.Contains(first.Stderr(), "paused after step 1") {
-			select {
-			case <-first.done:
-				t.Fatalf("the first run ended before the hook (exit %d):\n%s", first.cmd.ProcessState.ExitCode(), first.Stderr())
-			default:
-			}
-			return fmt.Errorf("not paused yet")
-		}
-		return nil
-	})
-	if code := first.stop(t, syscall.SIGKILL, 10*time.Second); code != -1 {
-		t.Fatalf("SIGKILL: exit %d", code)
-	}
+	first := killAtPause(t, 1, 60*time.Second, append(args, "--apply", "--yes")...)
 	done := map[string]bool{}
 	for _, g := range []string{g1, g2} {
 		offs, err := b.ListGroupOffsets(ctx, g)
