@@ -281,10 +281,11 @@ func (a *Admin) Ping(ctx context.Context, timeout time.Duration) (string, error)
 		return err
 	})
 	if err != nil {
-		if parent.Err() != nil {
+		if errors.Is(parent.Err(), context.Canceled) {
 			return "", parent.Err() // interrupted: not the cluster's fault
 		}
-		if errors.Is(err, context.DeadlineExceeded) {
+		// A deadline of the caller's (shorter or equal to timeout) is the cluster not answering too.
+		if errors.Is(err, context.DeadlineExceeded) || parent.Err() != nil {
 			cause := "no error reported by librdkafka"
 			if last := a.LastError(); last != "" {
 				cause = last

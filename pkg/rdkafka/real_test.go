@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -300,6 +301,32 @@ func TestUnreachableFailsFast(t *testing.T) {
 		t.Fatalf("error does not name the cluster: %v", err)
 	}
 	_ = errors.Unwrap(err)
+}
+
+// A caller's own deadline running out is the cluster not answering too: the error names the
+// cluster and librdkafka's cause, not "context deadline exceeded" (failover and failback ping
+// under a deadline equal to the ping's bound).
+func TestUnreachableUnderCallerDeadline(t *testing.T) {
+	a, err := rdkafka.NewAdmin("cluster Y", rdkafka.Config{"bootstrap.servers": "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err = a.Ping(ctx, 2*time.Second)
+	if kerr.KindOf(err) != kerr.Unreachable {
+		t.Fatalf("kind = %v (%v), want unreachable", kerr.KindOf(err), err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "cluster Y") || !strings.Contains(msg, "no answer within") || strings.Contains(msg, "context deadline exceeded") {
+		t.Fatalf("error = %q, want the cluster, 'no answer within' and librdkafka's cause", msg)
+	}
+	// Interrupted (Ctrl-C) stays an interruption.
+	ictx, icancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, icancel)
+	if _, err := a.Ping(ictx, 5*time.Second); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted ping = %v, want context.Canceled", err)
+	}
 }
 
 // A long-lived admin client sees partitions added after it cached the topic's metadata.
