@@ -10,13 +10,15 @@
 #   scripts/testbed.sh logs A [N]       print the last N lines of cluster A's broker log
 #
 # Clusters and listeners (all 127.0.0.1):
-#   A: PLAINTEXT 19092  CONTROLLER 19093  SASL_PLAINTEXT 19094  SSL 19095
-#   B: PLAINTEXT 29092  CONTROLLER 29093  SASL_PLAINTEXT 29094  SSL 29095
-#   C: PLAINTEXT 39092  CONTROLLER 39093  SASL_PLAINTEXT 39094  SSL 39095
+#   A: PLAINTEXT 19092  CONTROLLER 19093  SASL_PLAINTEXT 19094  SSL 19095  SASL_SSL 19096
+#   B: PLAINTEXT 29092  CONTROLLER 29093  SASL_PLAINTEXT 29094  SSL 29095  SASL_SSL 29096
+#   C: PLAINTEXT 39092  CONTROLLER 39093  SASL_PLAINTEXT 39094  SSL 39095  SASL_SSL 39096
 # PLAINTEXT is the trusted test listener (principal User:ANONYMOUS is a super user).
 # SASL_PLAINTEXT knows PLAIN and SCRAM-SHA-512 users admin/admin-secret (super user) and
 # alice/alice-secret, bob/bob-secret (ordinary principals, for ACL tests).
 # SSL requires a client certificate signed by the bed's CA ($KMM_TESTBED_DIR/pki/ca.{crt,key}).
+# SASL_SSL: TLS with the same broker certificate (no client certificate) and SCRAM-SHA-512 or
+# PLAIN with the same users as SASL_PLAINTEXT.
 #
 # Environment: KMM_TESTBED_DIR (default <repo>/.testbed), KAFKA_VERSION (default from the pom),
 # KMM_BROKER_HEAP (default -Xms256m -Xmx768m), KMM_TESTBED_PORT_OFFSET (default 0: added to every
@@ -91,9 +93,9 @@ process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$((p+1))
 controller.listener.names=CONTROLLER
-listeners=PLAINTEXT://127.0.0.1:$p,CONTROLLER://127.0.0.1:$((p+1)),SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3))
-advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3))
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL
+listeners=PLAINTEXT://127.0.0.1:$p,CONTROLLER://127.0.0.1:$((p+1)),SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4))
+advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4))
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
 num.partitions=1
@@ -118,6 +120,9 @@ super.users=User:ANONYMOUS;User:admin
 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";
 listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.ssl.client.auth=none
 ssl.keystore.type=PEM
 ssl.keystore.location=$BED/pki/broker-keystore.pem
 ssl.truststore.type=PEM

@@ -36,6 +36,7 @@ type Cluster struct {
 	Bootstrap string // PLAINTEXT listener (super user)
 	SASL      string // SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-512)
 	SSL       string // SSL listener (client certificate required)
+	SASLSSL   string // SASL_SSL listener (SCRAM-SHA-512, PLAIN; TLS without client certificate)
 }
 
 // Bed is the set of clusters.
@@ -70,7 +71,8 @@ func cluster(name string, base int) Cluster {
 	return Cluster{Name: name,
 		Bootstrap: fmt.Sprintf("127.0.0.1:%d", base),
 		SASL:      fmt.Sprintf("127.0.0.1:%d", base+2),
-		SSL:       fmt.Sprintf("127.0.0.1:%d", base+3)}
+		SSL:       fmt.Sprintf("127.0.0.1:%d", base+3),
+		SASLSSL:   fmt.Sprintf("127.0.0.1:%d", base+4)}
 }
 
 // Attach returns the running bed, or skips (fails under KMM_REQUIRE_TESTBED=1) when any

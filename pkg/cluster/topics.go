@@ -43,7 +43,8 @@ func WaitPartitions(ctx context.Context, a Admin, name string, n int) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: topic %s did not show %d partitions within 30s (last error: %v)", a.Name(), name, n, err)
+			e := fmt.Errorf("%s: topic %s did not show %d partitions within 30s (last error: %v)", a.Name(), name, n, err)
+			return kerr.WithHint(e, fmt.Sprintf("a topic that exists but never shows is one the principal kmm uses on %s may not DESCRIBE: grant it ALLOW DESCRIBE on topic %s (docs/security.md)", a.Name(), name))
 		}
 		select {
 		case <-ctx.Done():

@@ -76,6 +76,17 @@ type Copier struct {
 
 	consStats, prodStats statsHolder
 	reset                kafka.Offset // where a partition without a start offset begins
+
+	// The clusters' aliases and client settings, for errors that name a missing ACL (Deny).
+	SourceCluster, TargetCluster string
+	ccfg, pcfg                   Config
+}
+
+func orName(alias, name string) string {
+	if alias != "" {
+		return alias
+	}
+	return name
 }
 
 // CopierSettings returns the librdkafka settings a Copier named name runs its source consumer
@@ -132,7 +143,7 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	case "error":
 		reset = kafka.OffsetInvalid
 	}
-	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset,
+	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset, ccfg: consumer, pcfg: producer,
 		calls: make(chan func(), 16), done: make(chan struct{}), cdone: make(chan struct{})}
 	startDrain(name+" source", cons.Logs(), consumer, func(err error) { h.Warn("source", err) })
 	startDrain(name+" target", prod.Logs(), producer, func(err error) { h.Warn("target", err) })
@@ -247,7 +258,12 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			continue
 		}
 		if m.TopicPartition.Error != nil {
-			c.h.Warn("source", fmt.Errorf("consume %s[%d]: %w", *m.TopicPartition.Topic, m.TopicPartition.Partition, m.TopicPartition.Error))
+			err := fmt.Errorf("consume %s[%d]: %w", *m.TopicPartition.Topic, m.TopicPartition.Partition, m.TopicPartition.Error)
+			if IsAuthorization(m.TopicPartition.Error) { // it will not heal by itself: stop, naming the ACL
+				c.setFatal(Deny(fmt.Errorf("%s: %w", c.name, err), orName(c.SourceCluster, c.name+" source"), c.ccfg, "Read", "topic", *m.TopicPartition.Topic))
+				return
+			}
+			c.h.Warn("source", err)
 			continue
 		}
 		part := m.TopicPartition.Partition
@@ -305,7 +321,7 @@ func (c *Copier) runConsumer(ctx context.Context) {
 				c.dropped.Add(1) // stopping while waiting for a new partition: copied after restart
 				return
 			}
-			c.setFatal(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, part, err))
+			c.setFatal(Deny(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, part, err), orName(c.TargetCluster, c.name+" target"), c.pcfg, "Write", "topic", p.DstTopic))
 			return
 		}
 	}
@@ -350,8 +366,8 @@ func (c *Copier) runDeliveries() {
 						c.purged.Add(1)
 						continue
 					}
-					c.setFatal(fmt.Errorf("%s: target rejected the record from %s[%d] offset %d: %w",
-						c.name, s.p.SrcTopic, s.p.Partition, s.srcOff, m.TopicPartition.Error))
+					c.setFatal(Deny(fmt.Errorf("%s: target rejected the record from %s[%d] offset %d: %w",
+						c.name, s.p.SrcTopic, s.p.Partition, s.srcOff, m.TopicPartition.Error), orName(c.TargetCluster, c.name+" target"), c.pcfg, "Write", "topic", s.p.DstTopic))
 					continue
 				}
 				if c.fatal.Load() != nil {

@@ -504,6 +504,7 @@ func (e *engine) start(ctx context.Context) error {
 		if err != nil {
 			return kerr.Wrap(kerr.Usage, err)
 		}
+		c.SourceCluster, c.TargetCluster = f.Source, f.Target
 		e.copiers = append(e.copiers, c)
 		c.Start(ctx)
 	}

@@ -1,0 +1,246 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+)
+
+// securePKI makes, with keytool and openssl as a Java shop would, a PKCS12 key store holding a
+// client certificate signed by the bed's CA (store and key password storePass) and a PKCS12 trust
+// store holding the CA (password trustPass). It returns their paths and the client's private key
+// in PEM, whose lines must never appear in any output.
+func securePKI(t *testing.T, bed *testbed.Bed, storePass, trustPass string) (keystore, truststore string, keyPEM []byte) {
+	t.Helper()
+	for _, tool := range []string{"keytool", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed for this test: %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	ca, caKey := filepath.Join(bed.Dir, "pki", "ca.crt"), filepath.Join(bed.Dir, "pki", "ca.key")
+	keystore, truststore = filepath.Join(dir, "client.keystore.p12"), filepath.Join(dir, "client.truststore.p12")
+	run := func(name string, args ...string) []byte {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return out
+	}
+	run("keytool", "-genkeypair", "-alias", "client", "-keyalg", "RSA", "-keysize", "2048", "-keystore", keystore, "-storetype", "PKCS12",
+		"-storepass", storePass, "-dname", "CN=kmm-e2e-secure", "-validity", "2")
+	run("keytool", "-certreq", "-alias", "client", "-keystore", keystore, "-storepass", storePass, "-file", "client.csr")
+	run("openssl", "x509", "-req", "-in", "client.csr", "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-CAserial", filepath.Join(dir, "ca.srl"), "-out", "client.crt", "-days", "2")
+	run("keytool", "-importcert", "-alias", "ca", "-file", ca, "-keystore", keystore, "-storepass", storePass, "-noprompt")
+	run("keytool", "-importcert", "-alias", "client", "-file", "client.crt", "-keystore", keystore, "-storepass", storePass)
+	run("keytool", "-importcert", "-alias", "ca", "-file", ca, "-keystore", truststore, "-storetype", "PKCS12", "-storepass", trustPass, "-noprompt")
+	keyPEM = run("openssl", "pkcs12", "-in", keystore, "-nocerts", "-nodes", "-passin", "pass:"+storePass)
+	return keystore, truststore, keyPEM
+}
+
+// keyFragments are pieces of a private key's encodings that a leak would show: the base64 body
+// lines of its PEM and the base64 of its DER at the start.
+func keyFragments(t *testing.T, keyPEM []byte) []string {
+	t.Helper()
+	blk, _ := pem.Decode(keyPEM[bytes.Index(keyPEM, []byte("-----BEGIN")):])
+	if blk == nil {
+		t.Fatalf("no PEM key in %q", keyPEM)
+	}
+	b64 := base64.StdEncoding.EncodeToString(blk.Bytes)
+	// 48 characters from the middle of the key: long enough to be unique, short enough to be
+	// found in a line-wrapped or a JSON-escaped dump.
+	return []string{b64[200:248], b64[len(b64)/2 : len(b64)/2+48]}
+}
+
+// Every command of kmm over authenticated, encrypted connections as MM2 files name them: the
+// source over SASL_SSL with SCRAM-SHA-512 (trust store PKCS12), the target over mutual TLS (key
+// store PKCS12, trust store PEM), every password through ${file:...} or ${env:...} config
+// providers. replicate (with its /metrics and /connectors), status, lag, translate-offsets,
+// verify (JUnit too), failover (report file) and failback run and do their job; no password and
+// no piece of the private key appears in any output, log, plan, report, JUnit file or metric.
+func TestSecureCommandsEndToEnd(t *testing.T) {
+	bed := testbed.Attach(t)
+	const (
+		alicePass = "alice-secret"       // SCRAM password of alice on every cluster (the bed's)
+		storePass = "p12-store-Zq81xv"   // client key store (and key) password
+		trustPass = "p12-trust-Hh27pa"   // trust store password
+		envVar    = "KMM_E2E_TRUST_PASS" // the trust store password comes from the environment
+	)
+	ks, ts, keyPEM := securePKI(t, bed, storePass, trustPass)
+	t.Setenv(envVar, trustPass)
+	secrets := filepath.Join(t.TempDir(), "secrets.properties")
+	if err := os.WriteFile(secrets, []byte("alice.password="+alicePass+"\nstore.password="+storePass+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	forbidden := append([]string{alicePass, storePass, trustPass}, keyFragments(t, keyPEM)...)
+
+	al := newAliases()
+	topic := testbed.Unique(t, "sec")
+	group := testbed.Unique(t, "secgrp")
+	const parts, n = 2, 400
+	bed.A.CreateTopic(t, topic, parts, nil)
+	ab, ba := al.A+"->"+al.B, al.B+"->"+al.A
+	q := regexp.QuoteMeta(topic)
+	jaas := `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="${file:` + secrets + `:alice.password}";`
+	security := []string{
+		"config.providers = file, env",
+		"config.providers.file.class = org.apache.kafka.common.config.provider.FileConfigProvider",
+		"config.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+		"replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+		"groups = " + regexp.QuoteMeta(group),
+		al.A + ".bootstrap.servers = " + bed.A.SASLSSL,
+		al.A + ".security.protocol = SASL_SSL",
+		al.A + ".sasl.mechanism = SCRAM-SHA-512",
+		al.A + ".sasl.jaas.config = " + jaas,
+		al.A + ".ssl.truststore.type = PKCS12",
+		al.A + ".ssl.truststore.location = " + ts,
+		al.A + ".ssl.truststore.password = ${env:" + envVar + "}",
+		al.B + ".bootstrap.servers = " + bed.B.SSL,
+		al.B + ".security.protocol = SSL",
+		al.B + ".ssl.keystore.type = PKCS12",
+		al.B + ".ssl.keystore.location = " + ks,
+		al.B + ".ssl.keystore.password = ${file:" + secrets + ":store.password}",
+		al.B + ".ssl.key.password = ${file:" + secrets + ":store.password}",
+		al.B + ".ssl.truststore.type = PEM",
+		al.B + ".ssl.truststore.location = " + filepath.Join(bed.Dir, "pki", "ca.crt"),
+	}
+	// interopProps sets each alias's bootstrap to the PLAINTEXT listener first; the lines here
+	// come later and win (last one wins, as in Java's Properties).
+	props := interopProps(t, bed, al, 2, append(security, ab+".enabled = true", ab+".topics = "+q, ba+".topics = "+q)...)
+	revProps := interopProps(t, bed, al, 2, append(security, ab+".enabled = false", ba+".enabled = true", ba+".topics = "+q)...)
+	if raw, _ := os.ReadFile(props); bytes.Contains(raw, []byte(alicePass)) || bytes.Contains(raw, []byte(storePass)) || bytes.Contains(raw, []byte(trustPass)) {
+		t.Fatal("the test's properties file holds a password itself: the providers are not exercised")
+	}
+
+	var seen bytes.Buffer // everything kmm printed, wrote or served
+	record := func(what string, b []byte) { fmt.Fprintf(&seen, "\n=== %s\n%s", what, b) }
+	run := func(want int, args ...string) Result {
+		t.Helper()
+		r := Run(t, args...)
+		record(strings.Join(args[:1], " ")+" stdout", []byte(r.Stdout))
+		record(strings.Join(args[:1], " ")+" stderr", []byte(r.Stderr))
+		if r.Code != want {
+			t.Fatalf("kmm %s: exit %d, want %d\n%s\n%s", strings.Join(args, " "), r.Code, want, r.Stdout, r.Stderr)
+		}
+		return r
+	}
+	readFile := func(what, p string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		record(what, b)
+		return b
+	}
+
+	run(0, "config", "explain", props, "--flow", ab)
+	run(0, "config", "check", props)
+
+	// replicate A->B over SASL_SSL -> mTLS, serving metrics.
+	k := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0", "--log-level", "debug")
+	var base string
+	addr := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
+	testbed.Eventually(t, 60*time.Second, func() error {
+		if m := addr.FindStringSubmatch(k.Stderr()); m != nil {
+			base = "http://" + m[1]
+			return nil
+		}
+		return fmt.Errorf("no listen address on stderr yet")
+	})
+	bed.A.Produce(t, seqRecords(topic, parts, 0, n))
+	setOffsets(t, bed.A, group, topic, 150, 120)
+	waitCount(t, bed.B, topic, parts, n, 2*time.Minute)
+	// The group's checkpoint arrives on B (translate-offsets reads it over mTLS).
+	testbed.Eventually(t, 60*time.Second, func() error {
+		r := Run(t, "translate-offsets", props, "--flow", ab, "--group", group, "-o", "json")
+		if r.Code != 0 {
+			return fmt.Errorf("translate-offsets exit %d: %s", r.Code, tail(r.Stderr, 5))
+		}
+		if !strings.Contains(r.Stdout, `"checkpoint"`) {
+			return fmt.Errorf("no checkpoint yet: %s", tail(r.Stdout, 20))
+		}
+		record("translate-offsets stdout", []byte(r.Stdout))
+		record("translate-offsets stderr", []byte(r.Stderr))
+		return nil
+	})
+	for _, path := range []string{"/metrics", "/connectors?expand=status", "/healthz", "/readyz"} {
+		code, body, err := httpGet(base, path)
+		if err != nil || code != 200 {
+			t.Fatalf("GET %s: %d %v\n%s", path, code, err, body)
+		}
+		record("GET "+path, []byte(body))
+		if path == "/metrics" && !strings.Contains(body, "kmm_") {
+			t.Fatalf("/metrics serves no kmm series:\n%s", tail(body, 20))
+		}
+	}
+	st := run(0, "status", props, "--flow", ab, "-o", "json")
+	if !strings.Contains(st.Stdout, `"REPLICATING"`) && !strings.Contains(st.Stdout, `"OK"`) {
+		t.Errorf("status over SASL_SSL/mTLS does not show the flow replicating:\n%s", st.Stdout)
+	}
+	lg := run(0, "lag", props, "--flow", ab, "-o", "json")
+	if !strings.Contains(lg.Stdout, topic) {
+		t.Errorf("lag does not list %s:\n%s", topic, lg.Stdout)
+	}
+	junit := filepath.Join(t.TempDir(), "verify.xml")
+	vr := run(0, "verify", props, "--flow", ab, "--level", "sample", "--junit", junit, "-o", "json")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(vr.Stdout), &doc); err != nil {
+		t.Fatalf("verify -o json: %v\n%s", err, vr.Stdout)
+	}
+	readFile("verify junit", junit)
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("replicate exit %d\n%s", code, tail(k.Stderr(), 30))
+	}
+	record("replicate stdout", k.stdout.Bytes())
+	record("replicate stderr", []byte(k.Stderr()))
+	if lost, dups := audit(t, bed.B, topic, parts, n); lost != 0 {
+		t.Fatalf("replicate over SASL_SSL -> mTLS: %d lost (%d duplicates)", lost, dups)
+	}
+
+	// Planned failover, then failback with the reverse flow running over the same connections.
+	report := filepath.Join(t.TempDir(), "failover.md")
+	run(0, "failover", props, "--flow", ab, "--group", group, "--quiet-for", "1s", "--timeout", "2m", "--dry-run", "-o", "json")
+	fo := run(0, "failover", props, "--flow", ab, "--group", group, "--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json", "--report", report)
+	if !strings.Contains(fo.Stdout, group) {
+		t.Errorf("failover report names no group:\n%s", fo.Stdout)
+	}
+	readFile("failover report", report)
+	produceValues(t, bed.B, topic, parts, 10, "post")
+	kr := startKMM(t, "replicate", revProps)
+	waitCount(t, bed.A, topic, parts, n+10, 2*time.Minute)
+	run(0, "failback", props, "--flow", ab, "--group", group, "--quiet-for", "1s", "--timeout", "2m", "--dry-run", "-o", "json")
+	fb := run(0, "failback", props, "--flow", ab, "--group", group, "--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
+	if !strings.Contains(fb.Stdout, group) {
+		t.Errorf("failback report names no group:\n%s", fb.Stdout)
+	}
+	if code := kr.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Errorf("replicate %s exit %d", ba, code)
+	}
+	record("reverse replicate stderr", []byte(kr.Stderr()))
+	st = run(0, "status", props, "--flow", ab)
+
+	for _, s := range forbidden {
+		if i := bytes.Index(seen.Bytes(), []byte(s)); i >= 0 {
+			lo := bytes.LastIndex(seen.Bytes()[:i], []byte("\n=== "))
+			t.Errorf("secret material %q… appears in kmm's output (%s)", s[:6], strings.SplitN(string(seen.Bytes()[lo+5:]), "\n", 2)[0])
+		}
+	}
+	if seen.Len() < 10000 {
+		t.Errorf("only %d bytes of output collected: the secret check saw too little", seen.Len())
+	}
+}
