@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // securePKI makes, with keytool and openssl as a Java shop would, a PKCS12 key store holding a
@@ -234,7 +236,12 @@ func TestSecureCommandsEndToEnd(t *testing.T) {
 	record("reverse replicate stderr", []byte(kr.Stderr()))
 	st = run(0, "status", props, "--flow", ab)
 
+	// Also with line breaks and JSON escapes removed: a wrapped or escaped PEM body is a leak too.
+	flat := strings.NewReplacer("\n", "", `\n`, "", `\/`, "/", `\u002b`, "+").Replace(seen.String())
 	for _, s := range forbidden {
+		if strings.Contains(flat, s) && !bytes.Contains(seen.Bytes(), []byte(s)) {
+			t.Errorf("secret material %q… appears in kmm's output (across a line break or an escape)", s[:6])
+		}
 		if i := bytes.Index(seen.Bytes(), []byte(s)); i >= 0 {
 			lo := bytes.LastIndex(seen.Bytes()[:i], []byte("\n=== "))
 			t.Errorf("secret material %q… appears in kmm's output (%s)", s[:6], strings.SplitN(string(seen.Bytes()[lo+5:]), "\n", 2)[0])
@@ -242,5 +249,196 @@ func TestSecureCommandsEndToEnd(t *testing.T) {
 	}
 	if seen.Len() < 10000 {
 		t.Errorf("only %d bytes of output collected: the secret check saw too little", seen.Len())
+	}
+}
+
+// aclGrants are the rights a principal needs on the target of a flow S->T for `kmm replicate`
+// with MM2's defaults (docs/security.md): remote and internal topics under S's prefix, kmm's and
+// MM2's internal topics, and the cluster rights of ACL sync.
+func aclGrants(principal, src string) []rdkafka.ACL {
+	var out []rdkafka.ACL
+	add := func(rtype, name, pattern string, ops ...string) {
+		for _, op := range ops {
+			out = append(out, rdkafka.ACL{ResourceType: rtype, ResourceName: name, PatternType: pattern, Principal: principal,
+				Host: "*", Operation: op, Permission: "ALLOW"})
+		}
+	}
+	// Remote topics, <S>.heartbeats and <S>.checkpoints.internal.
+	add("TOPIC", src+".", "PREFIXED", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER", "ALTER_CONFIGS")
+	// Resume positions (MM2's offsets topic of the flow), kmm's state topic, the heartbeats topic.
+	add("TOPIC", "mm2-offsets."+src+".internal", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
+	add("TOPIC", "__kmm_state", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
+	add("TOPIC", "heartbeats", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
+	// ACL sync (sync.topic.acls.enabled, on by default) creates ACLs.
+	add("BROKER", "kafka-cluster", "LITERAL", "DESCRIBE", "ALTER") // librdkafka calls the CLUSTER resource BROKER
+	// kmm's check that Apache MM2 does not run the same flow (its Connect group).
+	add("GROUP", src+"-mm2", "LITERAL", "DESCRIBE")
+	// kmm's assign-only readers carry a group.id (librdkafka looks up its coordinator; nothing is
+	// ever committed under it).
+	add("GROUP", "kmm-", "PREFIXED", "DESCRIBE")
+	return out
+}
+
+// A principal with only the rights docs/security.md lists replicates (cluster C refuses anything
+// no ACL allows); the same principal without WRITE on the remote topics gets exit 4 and a message
+// naming the missing ACL and the command that grants it.
+func TestACLLimitedPrincipal(t *testing.T) {
+	bed := testbed.Attach(t)
+	al := newAliases()
+	topic := testbed.Unique(t, "acl")
+	const parts, n = 2, 600
+	bed.A.CreateTopic(t, topic, parts, nil)
+	bed.A.Produce(t, seqRecords(topic, parts, 0, n/2))
+	remote := al.A + "." + topic
+	grants := aclGrants("User:bob", al.A)
+	admin := bed.C.Admin(t)
+	ctx := context.Background()
+	if err := admin.CreateACLs(ctx, grants); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.DeleteACLs(context.Background(), grants...) })
+	ac := al.A + "->" + al.C
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	lines := []string{
+		"clusters = " + al.A + ", " + al.C,
+		"replication.factor = 1", "checkpoints.topic.replication.factor = 1", "heartbeats.topic.replication.factor = 1",
+		"offset-syncs.topic.replication.factor = 1", "refresh.topics.interval.seconds = 1",
+		al.A + ".bootstrap.servers = " + bed.A.Bootstrap,
+		al.C + ".bootstrap.servers = " + bed.C.SASLSSL,
+		al.C + ".security.protocol = SASL_SSL",
+		al.C + ".sasl.mechanism = SCRAM-SHA-512",
+		al.C + `.sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" password="bob-secret";`,
+		al.C + ".ssl.truststore.type = PEM",
+		al.C + ".ssl.truststore.location = " + filepath.Join(bed.Dir, "pki", "ca.crt"),
+		al.C + ".offset.storage.replication.factor = 1",
+		al.C + ".offset.flush.interval.ms = 300",
+		ac + ".enabled = true", ac + ".topics = " + regexp.QuoteMeta(topic),
+	}
+	if err := os.WriteFile(props, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	k := startKMM(t, "replicate", props)
+	waitCount(t, bed.C, remote, parts, n/2, 2*time.Minute)
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("replicate as the ACL-limited principal: exit %d\n%s", code, tail(k.Stderr(), 30))
+	}
+	if strings.Contains(k.Stderr(), "uthorization") || strings.Contains(k.Stderr(), "lacks the ACL") || strings.Contains(k.Stderr(), "warning") {
+		t.Errorf("replicate with every documented right still met a refusal:\n%s", tail(k.Stderr(), 30))
+	}
+
+	// Without WRITE on the remote topics: exit 4, the ACL and its kafka-acls command named.
+	var write []rdkafka.ACL
+	for _, g := range grants {
+		if g.Operation == "WRITE" && g.PatternType == "PREFIXED" {
+			write = append(write, g)
+		}
+	}
+	if err := admin.DeleteACLs(ctx, write...); err != nil {
+		t.Fatal(err)
+	}
+	bed.A.Produce(t, seqRecords(topic, parts, n/2, n))
+	k = startKMM(t, "replicate", props)
+	select {
+	case <-k.done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("replicate without WRITE still running after 90s\n%s", tail(k.Stderr(), 30))
+	}
+	code := k.cmd.ProcessState.ExitCode()
+	// The refused topic is one of the remote topics: the records' or the heartbeats'.
+	want := regexp.MustCompile(`User:bob lacks the ACL ALLOW WRITE on topic (` + regexp.QuoteMeta(al.A) + `\.\S+) `)
+	m := want.FindStringSubmatch(k.Stderr())
+	if code != 4 || m == nil || !strings.Contains(k.Stderr(), "--allow-principal User:bob --operation Write --topic "+m[1]) {
+		t.Fatalf("replicate without WRITE: exit %d, want 4 and %q with the kafka-acls command\n%s", code, want, tail(k.Stderr(), 20))
+	}
+	if strings.Contains(k.Stderr(), "bob-secret") {
+		t.Errorf("the refusal printed bob's password")
+	}
+}
+
+// sourceGrants are the rights a principal needs on the source of a flow S->T (docs/security.md):
+// read and describe the replicated topics and their configs, describe the cluster's ACLs (ACL
+// sync) and the groups (checkpoints), MM2's offset-syncs topic (on the source by default) and the
+// heartbeats topic the reverse herder writes.
+func sourceGrants(principal, topic, tgt string) []rdkafka.ACL {
+	var out []rdkafka.ACL
+	add := func(rtype, name, pattern string, ops ...string) {
+		for _, op := range ops {
+			out = append(out, rdkafka.ACL{ResourceType: rtype, ResourceName: name, PatternType: pattern, Principal: principal,
+				Host: "*", Operation: op, Permission: "ALLOW"})
+		}
+	}
+	add("TOPIC", topic, "LITERAL", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
+	add("TOPIC", "mm2-offset-syncs."+tgt+".internal", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
+	add("TOPIC", "heartbeats", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
+	add("BROKER", "kafka-cluster", "LITERAL", "DESCRIBE")
+	add("GROUP", "kmm-", "PREFIXED", "DESCRIBE")
+	return out
+}
+
+// The same on the source side: a closed cluster C read by bob with only sourceGrants replicates
+// to A; without READ on the topic, exit 4 naming it.
+func TestACLLimitedPrincipalSource(t *testing.T) {
+	bed := testbed.Attach(t)
+	al := newAliases()
+	topic := testbed.Unique(t, "aclsrc")
+	const parts, n = 2, 400
+	bed.C.CreateTopic(t, topic, parts, nil)
+	bed.C.Produce(t, seqRecords(topic, parts, 0, n))
+	grants := sourceGrants("User:bob", topic, al.A)
+	admin := bed.C.Admin(t)
+	ctx := context.Background()
+	if err := admin.CreateACLs(ctx, grants); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.DeleteACLs(context.Background(), grants...) })
+	ca := al.C + "->" + al.A
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	lines := []string{
+		"clusters = " + al.A + ", " + al.C,
+		"replication.factor = 1", "checkpoints.topic.replication.factor = 1", "heartbeats.topic.replication.factor = 1",
+		"offset-syncs.topic.replication.factor = 1", "refresh.topics.interval.seconds = 1",
+		al.A + ".bootstrap.servers = " + bed.A.Bootstrap,
+		al.A + ".offset.storage.replication.factor = 1",
+		al.C + ".bootstrap.servers = " + bed.C.SASLSSL,
+		al.C + ".security.protocol = SASL_SSL",
+		al.C + ".sasl.mechanism = SCRAM-SHA-512",
+		al.C + `.sasl.jaas.config = org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" password="bob-secret";`,
+		al.C + ".ssl.truststore.type = PEM",
+		al.C + ".ssl.truststore.location = " + filepath.Join(bed.Dir, "pki", "ca.crt"),
+		ca + ".enabled = true", ca + ".topics = " + regexp.QuoteMeta(topic),
+	}
+	if err := os.WriteFile(props, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := startKMM(t, "replicate", props)
+	waitCount(t, bed.A, al.C+"."+topic, parts, n, 2*time.Minute)
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("replicate from the ACL-limited source: exit %d\n%s", code, tail(k.Stderr(), 30))
+	}
+	if s := k.Stderr(); strings.Contains(s, "uthorization") || strings.Contains(s, "lacks the ACL") || strings.Contains(s, "warning") {
+		t.Errorf("replicate with every documented source right still met a refusal:\n%s", tail(s, 30))
+	}
+
+	var read []rdkafka.ACL
+	for _, g := range grants {
+		if g.Operation == "READ" && g.ResourceName == topic {
+			read = append(read, g)
+		}
+	}
+	if err := admin.DeleteACLs(ctx, read...); err != nil {
+		t.Fatal(err)
+	}
+	bed.C.Produce(t, seqRecords(topic, parts, n, n+100))
+	k = startKMM(t, "replicate", props)
+	select {
+	case <-k.done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("replicate without READ still running after 90s\n%s", tail(k.Stderr(), 30))
+	}
+	code := k.cmd.ProcessState.ExitCode()
+	want := "User:bob lacks the ACL ALLOW READ on topic " + topic
+	if code != 4 || !strings.Contains(k.Stderr(), want) || !strings.Contains(k.Stderr(), "--operation Read --topic "+topic) {
+		t.Fatalf("replicate without READ: exit %d, want 4 and %q\n%s", code, want, tail(k.Stderr(), 20))
 	}
 }

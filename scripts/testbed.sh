@@ -19,6 +19,9 @@
 # SSL requires a client certificate signed by the bed's CA ($KMM_TESTBED_DIR/pki/ca.{crt,key}).
 # SASL_SSL: TLS with the same broker certificate (no client certificate) and SCRAM-SHA-512 or
 # PLAIN with the same users as SASL_PLAINTEXT.
+# Authorizer: StandardAuthorizer everywhere. On A and B a resource without ACLs is open to every
+# principal (allow.everyone.if.no.acl.found=true); on C it is closed: alice and bob may do there
+# only what an ACL allows them (the ACL-limited principal tests), admin and ANONYMOUS everything.
 #
 # Environment: KMM_TESTBED_DIR (default <repo>/.testbed), KAFKA_VERSION (default from the pom),
 # KMM_BROKER_HEAP (default -Xms256m -Xmx768m), KMM_TESTBED_PORT_OFFSET (default 0: added to every
@@ -115,7 +118,7 @@ log.retention.check.interval.ms=5000
 log.cleaner.backoff.ms=1000
 delete.topic.enable=true
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
-allow.everyone.if.no.acl.found=true
+allow.everyone.if.no.acl.found=$([[ $c == C ]] && echo false || echo true)
 super.users=User:ANONYMOUS;User:admin
 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,21 @@ type Copier struct {
 	ccfg, pcfg                   Config
 }
 
+// topicAuthzText is librdkafka's text of TOPIC_AUTHORIZATION_FAILED (rd_kafka_err2str).
+var topicAuthzText = kafka.ErrTopicAuthorizationFailed.String()
+
+// topicList names the source topics the copier reads (for a refusal that names none).
+func (c *Copier) topicList() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ts := make([]string, 0, len(c.byTopic))
+	for t := range c.byTopic {
+		ts = append(ts, t)
+	}
+	sort.Strings(ts)
+	return strings.Join(ts, ",")
+}
+
 func orName(alias, name string) string {
 	if alias != "" {
 		return alias
@@ -145,7 +161,17 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	}
 	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset, ccfg: consumer, pcfg: producer,
 		calls: make(chan func(), 16), done: make(chan struct{}), cdone: make(chan struct{})}
-	startDrain(name+" source", cons.Logs(), consumer, func(err error) { h.Warn("source", err) })
+	startDrain(name+" source", cons.Logs(), consumer, func(err error) {
+		// A fetch refused for lack of READ shows only in librdkafka's log ("Fetch from broker 1
+		// failed: Broker: Topic authorization failed"), and librdkafka retries it forever: stop,
+		// naming the ACL, as MM2's task fails on the consumer's TopicAuthorizationException.
+		if strings.Contains(err.Error(), topicAuthzText) && strings.Contains(err.Error(), "Fetch") {
+			c.setFatal(Deny(fmt.Errorf("%s: source consumer: %w", name, kafka.NewError(kafka.ErrTopicAuthorizationFailed, err.Error(), false)),
+				orName(c.SourceCluster, name+" source"), c.ccfg, "Read", "topic", c.topicList()))
+			return
+		}
+		h.Warn("source", err)
+	})
 	startDrain(name+" target", prod.Logs(), producer, func(err error) { h.Warn("target", err) })
 	return c, nil
 }
@@ -252,6 +278,10 @@ func (c *Copier) runConsumer(ctx context.Context) {
 				}
 				if e.Code() == kafka.ErrMaxPollExceeded {
 					continue // assign mode has no group membership to lose; the target was slow or away
+				}
+				if IsAuthorization(e) {
+					c.setFatal(Deny(fmt.Errorf("%s: source consumer: %w", c.name, e), orName(c.SourceCluster, c.name+" source"), c.ccfg, "Read", "topic", c.topicList()))
+					return
 				}
 				c.h.Warn("source", e)
 			}
