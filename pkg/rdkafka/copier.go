@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -86,16 +87,50 @@ type Copier struct {
 // topicAuthzText is librdkafka's text of TOPIC_AUTHORIZATION_FAILED (rd_kafka_err2str).
 var topicAuthzText = kafka.ErrTopicAuthorizationFailed.String()
 
-// topicList names the source topics the copier reads (for a refusal that names none).
-func (c *Copier) topicList() string {
+// unreadable names the copier's source topics its principal may not READ, asking the cluster for
+// the authorized operations of each (KIP-430); every topic the copier reads when it cannot tell.
+func (c *Copier) unreadable() string {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	ts := make([]string, 0, len(c.byTopic))
+	all := make([]string, 0, len(c.byTopic))
 	for t := range c.byTopic {
-		ts = append(ts, t)
+		all = append(all, t)
 	}
-	sort.Strings(ts)
-	return strings.Join(ts, ",")
+	c.mu.Unlock()
+	sort.Strings(all)
+	c.handleMu.RLock()
+	defer c.handleMu.RUnlock()
+	if c.destroyed || len(all) == 0 {
+		return strings.Join(all, ",")
+	}
+	adm, err := kafka.NewAdminClientFromConsumer(c.cons)
+	if err != nil {
+		return strings.Join(all, ",")
+	}
+	defer adm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := adm.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(all), kafka.SetAdminOptionIncludeAuthorizedOperations(true))
+	if err != nil {
+		return strings.Join(all, ",")
+	}
+	var out []string
+	for _, d := range res.TopicDescriptions {
+		if d.Error.Code() == kafka.ErrTopicAuthorizationFailed {
+			out = append(out, d.Name)
+			continue
+		}
+		if d.Error.Code() != kafka.ErrNoError || d.AuthorizedOperations == nil {
+			continue
+		}
+		if !slices.Contains(d.AuthorizedOperations, kafka.ACLOperationRead) && !slices.Contains(d.AuthorizedOperations, kafka.ACLOperationAll) {
+			out = append(out, d.Name)
+		}
+	}
+	if len(out) == 0 {
+		return strings.Join(all, ",")
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
 }
 
 func orName(alias, name string) string {
@@ -167,7 +202,7 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 		// naming the ACL, as MM2's task fails on the consumer's TopicAuthorizationException.
 		if strings.Contains(err.Error(), topicAuthzText) && strings.Contains(err.Error(), "Fetch") {
 			c.setFatal(Deny(fmt.Errorf("%s: source consumer: %w", name, kafka.NewError(kafka.ErrTopicAuthorizationFailed, err.Error(), false)),
-				orName(c.SourceCluster, name+" source"), c.ccfg, "Read", "topic", c.topicList()))
+				orName(c.SourceCluster, name+" source"), c.ccfg, "Read", "topic", c.unreadable()))
 			return
 		}
 		h.Warn("source", err)
@@ -280,7 +315,7 @@ func (c *Copier) runConsumer(ctx context.Context) {
 					continue // assign mode has no group membership to lose; the target was slow or away
 				}
 				if IsAuthorization(e) {
-					c.setFatal(Deny(fmt.Errorf("%s: source consumer: %w", c.name, e), orName(c.SourceCluster, c.name+" source"), c.ccfg, "Read", "topic", c.topicList()))
+					c.setFatal(Deny(fmt.Errorf("%s: source consumer: %w", c.name, e), orName(c.SourceCluster, c.name+" source"), c.ccfg, "Read", "topic", c.unreadable()))
 					return
 				}
 				c.h.Warn("source", e)
