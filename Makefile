@@ -9,13 +9,24 @@ export CGO_ENABLED := 1
 # its binary gets this bound as a whole.
 TEST_TIMEOUT ?= 50m
 
-.PHONY: help build test unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke bench-failover
+DIST := dist/kmm-$(VERSION)-linux-amd64
+
+.PHONY: dist help build test unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke bench-failover
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
 
 build: ## build bin/kmm (cgo, bundled librdkafka)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kmm ./cmd/kmm
+
+dist: ## release: dist/kmm-<version>-linux-amd64.tar.gz (binary, README, CHANGELOG, deploy/, docs/security.md) and its .sha256
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	GOOS=linux GOARCH=amd64 $(GO) build -ldflags "-s -w $(LDFLAGS)" -o $(DIST)/kmm ./cmd/kmm
+	cp -r README.md CHANGELOG.md deploy $(DIST)/ && mkdir -p $(DIST)/docs && cp docs/security.md $(DIST)/docs/
+	tar -C dist -czf $(DIST).tar.gz $(notdir $(DIST))
+	cd dist && sha256sum $(notdir $(DIST)).tar.gz > $(notdir $(DIST)).tar.gz.sha256 && sha256sum $(notdir $(DIST))/kmm > $(notdir $(DIST)).sha256
+	$(DIST)/kmm --version
+	@echo "dist: $(DIST).tar.gz"
 
 test: build testbed-up ## unit + real-cluster tests (starts the test bed if it is not running; KMM_TEST_SHARDS=2: e2e in two halves on two beds)
 	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) KMM_BIN=$(CURDIR)/bin/kmm scripts/test.sh
