@@ -668,9 +668,20 @@ func (f *Flow) ClientConfig(role string) *ClientConfig {
 		crole = clientconf.Admin
 	}
 	cc.Librdkafka = clientconf.Translate(props, crole, clientconf.Options{ReadFile: f.cfg.fsys.ReadFile})
+	if role == RoleSourceConsumer && cc.Librdkafka.Origin["isolation.level"] == clientconf.OriginJavaDefault {
+		// kmm differs from MM2 on purpose: records of aborted source transactions are never
+		// copied (MM2's consumer reads uncommitted unless told otherwise). The file's
+		// <S>.consumer.isolation.level = read_uncommitted restores MM2's behaviour.
+		cc.Librdkafka.Config["isolation.level"] = "read_committed"
+		cc.Librdkafka.Origin["isolation.level"] = OriginReadCommitted
+	}
 	f.clients[role] = cc
 	return cc
 }
+
+// OriginReadCommitted is the origin of the source consumer's isolation.level when the file does
+// not set it.
+const OriginReadCommitted = "kmm default (MM2's: read_uncommitted): records of aborted source transactions are never copied"
 
 // usedRoles are the roles a flow's running connectors use.
 func (f *Flow) usedRoles() []string {

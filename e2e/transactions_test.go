@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+)
+
+// produceTxns writes to partition 0 of topic, with one transactional producer, one transaction
+// per batch: each batch's records have the batch's prefix, and batches whose commit flag is false
+// are aborted.
+func produceTxns(t *testing.T, c testbed.Cluster, topic string, batches []string, commit []bool, per int) {
+	t.Helper()
+	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": c.Bootstrap, "transactional.id": testbed.Unique(t, "txn"), "linger.ms": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	go func() {
+		for range p.Events() {
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := p.InitTransactions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for b, prefix := range batches {
+		if err := p.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < per; i++ {
+			if err := p.Produce(&kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: 0},
+				Value: []byte(fmt.Sprintf("%s-%d", prefix, i))}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if commit[b] {
+			err = p.CommitTransaction(ctx)
+		} else {
+			p.Flush(10000)
+			err = p.AbortTransaction(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Source transactions: by default kmm reads the source read_committed (MM2 reads uncommitted), so
+// an aborted transaction's records never reach the target, and a group's offset past the gaps the
+// aborted records and the transaction markers leave translates to the target's end; with the file's
+// `<S>.consumer.isolation.level = read_uncommitted` kmm copies them as MM2 does.
+func TestSourceTransactions(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "txn")
+	group := testbed.Unique(t, "txngrp")
+	bed.A.CreateTopic(t, topic, 1, nil)
+	// Source offsets: c1 0-9, marker 10, aborted 11-20, marker 21, c3 22-31, marker 32 (end 33).
+	produceTxns(t, bed.A, topic, []string{"c1", "aborted", "c3"}, []bool{true, false, true}, 10)
+	if ends := endOffsets(t, bed.A, topic, 1); ends[0] != 33 {
+		t.Fatalf("source end %d, want 33 (3 transactions of 10 records and their markers)", ends[0])
+	}
+	q := regexp.QuoteMeta(topic)
+	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+q, "groups = "+regexp.QuoteMeta(group), "emit.checkpoints.interval.seconds = 1")
+	r := Run(t, "config", "explain", props, "--flow", "A->B")
+	if !regexp.MustCompile(`isolation\.level\s+read_committed\s+kmm default`).MatchString(r.Stdout) {
+		t.Errorf("config explain does not show the source consumer's read_committed default:\n%s", r.Stdout)
+	}
+	k := startKMM(t, "replicate", props)
+	waitCount(t, bed.B, "A."+topic, 1, 20, time.Minute)
+	// A group that read everything (committed at the end, past the last marker) and one at the
+	// first record of the third transaction.
+	setOffsets(t, bed.A, group, topic, 33)
+	var got map[string]int64
+	testbed.Eventually(t, 60*time.Second, func() error {
+		got = map[string]int64{}
+		for _, g := range []string{group} {
+			r := Run(t, "translate-offsets", props, "--flow", "A->B", "--group", g, "-o", "json")
+			if r.Code != 0 {
+				return fmt.Errorf("translate-offsets %s: exit %d %s", g, r.Code, tail(r.Stderr, 3))
+			}
+			var doc struct {
+				Items []struct {
+					Rows []struct {
+						TargetOffset int64 `json:"target_offset"`
+						Exact        bool  `json:"exact"`
+						Bound        int64 `json:"bound"`
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+				return fmt.Errorf("translate-offsets json: %v\n%s", err, r.Stdout)
+			}
+			for _, it := range doc.Items {
+				for _, row := range it.Rows {
+					got[g] = row.TargetOffset
+					// Not asserted yet: exactness across the trailing marker (kmm reports it as
+					// bound 1, MM2's rule past the last offset sync; issue 17).
+					t.Logf("%s: target offset %d exact=%v bound=%d", g, row.TargetOffset, row.Exact, row.Bound)
+				}
+			}
+		}
+		if got[group] != 20 {
+			return fmt.Errorf("group at the source end translates to %v, want 20 (the target's end)", got)
+		}
+		return nil
+	})
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("replicate exit %d", code)
+	}
+	values := func(c testbed.Cluster, topic string, n int) []string {
+		var out []string
+		for _, r := range c.ConsumeN(t, topic, 1, n, time.Minute) {
+			out = append(out, string(r.Value))
+		}
+		sort.Strings(out)
+		return out
+	}
+	vs := values(bed.B, "A."+topic, 20)
+	if len(vs) != 20 || strings.Contains(strings.Join(vs, " "), "aborted") {
+		t.Fatalf("target holds %d records %v, want the 20 committed ones", len(vs), vs)
+	}
+	// Not asserted yet (issue 17): kmm lag shows 1 record left on such a partition after a full
+	// copy, because the source's last offset is a transaction marker no reader ever receives.
+
+	// MM2's behaviour on request: read_uncommitted copies the aborted records too.
+	props2 := writeProps(t, "A->C.enabled = true", "A->C.topics = "+q, "A.consumer.isolation.level = read_uncommitted",
+		"C.offset.storage.replication.factor = 1")
+	k = startKMM(t, "replicate", props2)
+	waitCount(t, bed.C, "A."+topic, 1, 30, time.Minute)
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("replicate (read_uncommitted) exit %d", code)
+	}
+	if vs := values(bed.C, "A."+topic, 30); !strings.Contains(strings.Join(vs, " "), "aborted-0") {
+		t.Fatalf("read_uncommitted: the aborted records were not copied: %v", vs)
+	}
+}
