@@ -3,14 +3,84 @@ package verify
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
 )
 
-// scanReaderOpener is a cluster that opens readers tuned for long scans (bounded prefetch).
+// scanReaderOpener is a cluster that opens readers for long scans within a prefetch budget.
 type scanReaderOpener interface {
-	NewScanReader() (cluster.Reader, error)
+	NewScanReader(prefetch int) (cluster.Reader, error)
+}
+
+// ScanBudget is the memory, in bytes, that the readers of a full-level scan may hold in
+// prefetched records at once: it is divided among the readers open at the same time (two per
+// partition compared, --parallel partitions), each getting at least MinReaderPrefetch. With the
+// default --parallel 4 that is 4 MiB per reader: enough to keep a local broker's fetches
+// back to back, and the scan's memory does not grow with the topics' size or the file's fetch
+// settings.
+const (
+	ScanBudget        = 32 << 20
+	MinReaderPrefetch = 1 << 20
+)
+
+// pollBatch is the most records one poll of a scan hands over: they are hashed and dropped at
+// once, so a small batch keeps the transient copies small.
+const pollBatch = 256
+
+// readers hands out one side's scan readers and takes them back for the next partition, so a
+// scan opens at most --parallel readers per side whatever the number of partitions (opening a
+// librdkafka client and connecting costs more than reassigning one).
+type readers struct {
+	c        cluster.Cluster
+	prefetch int
+	mu       sync.Mutex
+	idle     []cluster.Reader
+	keep     bool // put keeps readers for reuse (else closes them)
+}
+
+// newReaders returns a reusable pool of scan readers of c, each with prefetch bytes.
+func newReaders(c cluster.Cluster, prefetch int) *readers {
+	return &readers{c: c, prefetch: max(prefetch, MinReaderPrefetch), keep: true}
+}
+
+func (p *readers) get() (cluster.Reader, error) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		r := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return r, nil
+	}
+	p.mu.Unlock()
+	if sc, ok := p.c.(scanReaderOpener); ok {
+		return sc.NewScanReader(p.prefetch)
+	}
+	return p.c.NewReader()
+}
+
+// put takes a reader back: its partition is unassigned (its prefetched records are dropped)
+// and it waits for the next one; a reader that cannot be unassigned is closed.
+func (p *readers) put(r cluster.Reader) {
+	if !p.keep || r.Assign(map[cluster.TP]int64{}) != nil {
+		r.Close()
+		return
+	}
+	p.mu.Lock()
+	p.idle = append(p.idle, r)
+	p.mu.Unlock()
+}
+
+// close closes the idle readers.
+func (p *readers) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, r := range idle {
+		r.Close()
+	}
 }
 
 // streamIdle is how long a read waits without any record before it concludes that the rest of
@@ -25,12 +95,14 @@ const streamIdle = 10 * time.Second
 // tail as not verified rather than missing.
 type partStream struct {
 	r      cluster.Reader
+	pool   *readers
 	tp     cluster.TP
 	end    int64
 	last   int64
 	withTS bool
 	idle   time.Duration
-	buf    []Item
+	buf    []Item // items polled, buf[pos:] not handed out yet
+	pos    int
 	done   bool
 	any    bool // a record was read
 	// stalled is set when the read stopped by the idle rule short of end.
@@ -39,19 +111,13 @@ type partStream struct {
 	recs func(*cluster.Record)
 }
 
-func openStream(c cluster.Cluster, tp cluster.TP, from, end int64, withTS bool) (*partStream, error) {
-	s := &partStream{tp: tp, end: end, last: from - 1, withTS: withTS, idle: streamIdle}
+func openStream(pool *readers, tp cluster.TP, from, end int64, withTS bool) (*partStream, error) {
+	s := &partStream{tp: tp, end: end, last: from - 1, withTS: withTS, idle: streamIdle, pool: pool}
 	if end <= from {
 		s.done = true
 		return s, nil
 	}
-	var r cluster.Reader
-	var err error
-	if sc, ok := c.(scanReaderOpener); ok {
-		r, err = sc.NewScanReader()
-	} else {
-		r, err = c.NewReader()
-	}
+	r, err := pool.get()
 	if err != nil {
 		return nil, err
 	}
@@ -63,9 +129,10 @@ func openStream(c cluster.Cluster, tp cluster.TP, from, end int64, withTS bool) 
 	return s, nil
 }
 
+// Close gives the reader back to its pool.
 func (s *partStream) Close() {
 	if s.r != nil {
-		s.r.Close()
+		s.pool.put(s.r)
 		s.r = nil
 	}
 }
@@ -73,11 +140,12 @@ func (s *partStream) Close() {
 // Next implements Stream.
 func (s *partStream) Next(ctx context.Context) (Item, bool, error) {
 	quiet := time.Now()
-	for len(s.buf) == 0 {
+	for s.pos == len(s.buf) {
+		s.buf, s.pos = s.buf[:0], 0
 		if s.done {
 			return Item{}, false, nil
 		}
-		recs, err := s.r.Poll(ctx, 5000, 200*time.Millisecond)
+		recs, err := s.r.Poll(ctx, pollBatch, 200*time.Millisecond)
 		if err != nil {
 			return Item{}, false, fmt.Errorf("reading %s[%d]: %w", s.tp.Topic, s.tp.Partition, err)
 		}
@@ -105,7 +173,6 @@ func (s *partStream) Next(ctx context.Context) (Item, bool, error) {
 			s.done, s.stalled = true, true
 		}
 	}
-	it := s.buf[0]
-	s.buf = s.buf[1:]
-	return it, true, nil
+	s.pos++
+	return s.buf[s.pos-1], true, nil
 }
