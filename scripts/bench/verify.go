@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // verifyRuns measures the verify rows for workload w while kmm's copy (remote on B) is complete;
@@ -121,6 +123,18 @@ func verifyMetadata(ctx context.Context, cfg *config, n, rep int) runResult {
 		res.Error = err.Error()
 		return res
 	}
+	// CreateTopics returns, and the metadata lists every partition, well before a broker has
+	// made itself leader of 1,000 new partitions: until then ListOffsets answers "not leader"
+	// and verify retries. That is topic creation, not verify: wait for both topics to answer
+	// (not timed).
+	t0 := time.Now()
+	for _, side := range []struct{ adm, name string }{{"A", topic}, {"B", remote}} {
+		if err := waitLeaders(ctx, cfg.admins[side.adm], side.name, n, 3*time.Minute); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
+	logf("verify metadata: %d new partitions on each side served offsets after %.1f s (not timed)", n, time.Since(t0).Seconds())
 	dir := filepath.Join(cfg.LogDir, topic)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		res.Error = err.Error()
@@ -228,4 +242,22 @@ func runVerifyCmd(ctx context.Context, cfg *config, props string, args ...string
 		return doc, wall, u, fmt.Errorf("kmm verify: %v: %s", err, strings.Join(failed, ", "))
 	}
 	return doc, wall, u, nil
+}
+
+// waitLeaders waits until ListOffsets answers for every partition of topic (its leaders serve).
+func waitLeaders(ctx context.Context, a *rdkafka.Admin, topic string, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := endOffsets(ctx, a, topic, n)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("topic %s on %s: partitions not served within %s: %w", topic, a.Name(), timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
