@@ -89,28 +89,42 @@ func (p *readers) close() {
 // its range holds no readable record (transaction markers, aborted or compacted records).
 const streamIdle = 10 * time.Second
 
+// readAhead is how many poll batches of digests a stream's reader goroutine may hold ahead of
+// the comparison (16 bytes a record: 128 KiB): enough for two of the comparison's chunks, so
+// one side's reader keeps fetching while the comparison drains the other side.
+const readAhead = 32
+
 // partStream reads one partition range [from, end) through a cluster.Reader and yields record
-// digests (records are dropped as soon as they are hashed). Offsets without a readable record
-// (transaction markers, aborted records under read_committed, compacted records) are skipped;
-// a read that sees nothing for idle while short of end concludes the range is done and says so
-// (stalled), since a busy broker can also be that slow: the comparison then reports the unread
-// tail as not verified rather than missing.
+// digests (records are dropped as soon as they are hashed). A goroutine per stream polls and
+// hashes, so the source and target of a partition are read at the same time; it starts at the
+// first Next. Offsets without a readable record (transaction markers, aborted records under
+// read_committed, compacted records) are skipped; a read that sees nothing for idle while short
+// of end concludes the range is done and says so (stalled), since a busy broker can also be
+// that slow: the comparison then reports the unread tail as not verified rather than missing.
 type partStream struct {
 	r      cluster.Reader
 	pool   *readers
 	tp     cluster.TP
 	end    int64
-	last   int64
 	withTS bool
 	idle   time.Duration
-	buf    []Item // items polled, buf[pos:] not handed out yet
-	pos    int
-	done   bool
-	any    bool // a record was read
-	// stalled is set when the read stopped by the idle rule short of end.
-	stalled bool
-	// recs, if set, receives each record read (the compacted comparison needs keys).
+	// recs, if set, receives each record read, on the reader goroutine (the compacted
+	// comparison needs keys); what it builds may be read once Next has returned false.
 	recs func(*cluster.Record)
+
+	started bool
+	ch      chan []Item   // batches of digests, closed at the end of the range or on error
+	free    chan []Item   // batches handed back for reuse
+	stop    func()        // stops the reader goroutine
+	exited  chan struct{} // closed when the reader goroutine has returned
+	cur     []Item        // the batch being handed out, cur[pos:] not yet
+	pos     int
+	done    bool
+
+	// Set by the reader goroutine before it closes ch: read them once Next returned false.
+	last    int64 // the last offset read
+	err     error
+	stalled bool // the read stopped by the idle rule short of end
 }
 
 func openStream(pool *readers, tp cluster.TP, from, end int64, withTS bool) (*partStream, error) {
@@ -131,8 +145,13 @@ func openStream(pool *readers, tp cluster.TP, from, end int64, withTS bool) (*pa
 	return s, nil
 }
 
-// Close gives the reader back to its pool.
+// Close stops the reader goroutine and gives the reader back to its pool.
 func (s *partStream) Close() {
+	if s.started {
+		s.stop()
+		<-s.exited
+		s.started = false
+	}
 	if s.r != nil {
 		s.pool.put(s.r)
 		s.r = nil
@@ -141,15 +160,62 @@ func (s *partStream) Close() {
 
 // Next implements Stream.
 func (s *partStream) Next(ctx context.Context) (Item, bool, error) {
-	quiet := time.Now()
-	for s.pos == len(s.buf) {
-		s.buf, s.pos = s.buf[:0], 0
+	for s.pos == len(s.cur) {
 		if s.done {
 			return Item{}, false, nil
 		}
+		if !s.started {
+			s.start(ctx)
+		}
+		if s.cur != nil {
+			select {
+			case s.free <- s.cur[:0]:
+			default:
+			}
+		}
+		s.cur, s.pos = nil, 0
+		select {
+		case b, ok := <-s.ch:
+			if !ok {
+				s.done = true
+				if s.err != nil {
+					return Item{}, false, s.err
+				}
+				return Item{}, false, nil
+			}
+			s.cur = b
+		case <-ctx.Done():
+			return Item{}, false, ctx.Err()
+		}
+	}
+	s.pos++
+	return s.cur[s.pos-1], true, nil
+}
+
+func (s *partStream) start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	s.started, s.stop = true, cancel
+	s.ch, s.free, s.exited = make(chan []Item, readAhead), make(chan []Item, readAhead+2), make(chan struct{})
+	go func() {
+		defer close(s.exited)
+		defer close(s.ch)
+		s.err = s.read(ctx)
+	}()
+}
+
+// read polls the range to its end (or the idle rule, or an error) and sends the digests.
+func (s *partStream) read(ctx context.Context) error {
+	quiet, any := time.Now(), false
+	for {
 		recs, err := s.r.Poll(ctx, pollBatch, 200*time.Millisecond)
 		if err != nil {
-			return Item{}, false, fmt.Errorf("reading %s[%d]: %w", s.tp.Topic, s.tp.Partition, err)
+			return fmt.Errorf("reading %s[%d]: %w", s.tp.Topic, s.tp.Partition, err)
+		}
+		var b []Item
+		select {
+		case b = <-s.free:
+		default:
+			b = make([]Item, 0, pollBatch)
 		}
 		for i := range recs {
 			r := &recs[i]
@@ -160,21 +226,28 @@ func (s *partStream) Next(ctx context.Context) (Item, bool, error) {
 			if s.recs != nil {
 				s.recs(r)
 			}
-			s.buf = append(s.buf, Item{Offset: r.Offset, Hash: RecordHash(r, s.withTS)})
+			b = append(b, Item{Offset: r.Offset, Hash: RecordHash(r, s.withTS)})
+		}
+		if len(b) > 0 {
+			select {
+			case s.ch <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		if s.last >= s.end-1 {
-			s.done = true
+			return nil
 		}
 		idle := s.idle
-		if !s.any {
+		if !any {
 			idle = 3 * s.idle // the first fetch also connects and finds the leader
 		}
 		if len(recs) > 0 {
-			quiet, s.any = time.Now(), true
+			// After the send: time spent waiting for the comparison is not idle time.
+			quiet, any = time.Now(), true
 		} else if time.Since(quiet) >= idle {
-			s.done, s.stalled = true, true
+			s.stalled = true
+			return nil
 		}
 	}
-	s.pos++
-	return s.buf[s.pos-1], true, nil
 }
