@@ -130,7 +130,7 @@ func (c *Cluster) NewReader() (cluster.Reader, error) {
 // NewScanReader opens a reader for long sequential scans of one partition (kmm verify --level
 // full) with the side's consumer settings bounded by ScanReaderSettings to prefetch bytes.
 func (c *Cluster) NewScanReader(prefetch int) (cluster.Reader, error) {
-	r, err := NewConsumer(c.Name(), ScanReaderSettings(c.consumer, prefetch))
+	r, err := NewConsumer(c.Name(), ScanReaderSettings(c.consumer, prefetch), withLogBuffer(256))
 	if err != nil {
 		return nil, err
 	}
@@ -150,15 +150,7 @@ const MinScanPrefetch = 1 << 20
 // still read (librdkafka returns the first record of a fetch whatever its size).
 func ScanReaderSettings(consumer Config, prefetch int) Config {
 	prefetch = max(prefetch, MinScanPrefetch)
-	capped := func(name string, def, limit int) string {
-		v := def
-		if s, ok := consumer[name]; ok {
-			if n, err := strconv.Atoi(s); err == nil && n > 0 {
-				v = n
-			}
-		}
-		return strconv.Itoa(min(v, limit))
-	}
+	capped := func(name string, def, limit int) string { return strconv.Itoa(min(atoiOr(consumer[name], def), limit)) }
 	cfg := merge(Config{
 		"isolation.level":            "read_committed",
 		"queued.max.messages.kbytes": capped("queued.max.messages.kbytes", 65536, prefetch/1024),
@@ -166,10 +158,7 @@ func ScanReaderSettings(consumer Config, prefetch int) Config {
 	}, consumer, map[string]string{"queued.min.messages": "10000", "fetch.queue.backoff.ms": "10", "socket.nagle.disable": "true"})
 	if _, set := consumer["fetch.max.bytes"]; set {
 		// librdkafka refuses a fetch.max.bytes below message.max.bytes when it is set.
-		msgMax := 1000000
-		if n, err := strconv.Atoi(consumer["message.max.bytes"]); err == nil && n > 0 {
-			msgMax = n
-		}
+		msgMax := atoiOr(consumer["message.max.bytes"], 1000000)
 		cfg["fetch.max.bytes"] = strconv.Itoa(max(msgMax, min(atoiOr(consumer["fetch.max.bytes"], 52428800), prefetch)))
 	} // unset, librdkafka caps it to queued.max.messages.kbytes itself
 	return cfg
