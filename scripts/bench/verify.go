@@ -95,6 +95,7 @@ func verifyRuns(ctx context.Context, cfg *config, w *workload, rep, order int, p
 		res.CPUTransfer = ru.cpu
 		res.PeakRSSMB = ru.maxRSSMB
 		res.finishRates()
+		b.proc += ru.cpu // the command is a child: its CPU is not "other cores"
 		res.attribute(a, b)
 		res.OK = matched == sum(w.End) && read == sum(w.End)+sum(tgtEnd)
 		if !res.OK {
