@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -39,6 +40,10 @@ func (s *state) full(ctx context.Context) error {
 		jobs = append(jobs, j)
 		total += max(0, p.srcEnd-j.srcFrom) + max(0, p.tgtEnd-j.tgtFrom)
 	}
+	// The largest partitions first: the scan ends when its last partition does, so a big one
+	// started last would run alone while the other workers idle.
+	size := func(j job) int64 { return max(0, j.p.srcEnd-j.srcFrom) + max(0, j.p.tgtEnd-j.tgtFrom) }
+	sort.SliceStable(jobs, func(a, b int) bool { return size(jobs[a]) > size(jobs[b]) })
 	s.o.Progress.Start("full: records read on both sides", total)
 	defer s.o.Progress.Done()
 	var mu sync.Mutex
