@@ -145,9 +145,10 @@ const MinScanPrefetch = 1 << 20
 // (queued.max.messages.kbytes) and the bytes one fetch may bring (fetch.max.bytes,
 // max.partition.fetch.bytes) are capped to it whatever the file sets, since a file tuned for
 // replication (50 MB fetches, 16 MB queues) would otherwise multiply by the readers open at
-// once; always read_committed (aborted records and transaction markers are not data); no Nagle
-// delay and a short fetch backoff where the file sets none. A record larger than the budget is
-// still read (librdkafka returns the first record of a fetch whatever its size).
+// once; fetch.wait.max.ms is at most 10 ms; always read_committed (aborted records and
+// transaction markers are not data); no Nagle delay and a short fetch backoff where the file
+// sets none. A record larger than the budget is still read (librdkafka returns the first record
+// of a fetch whatever its size).
 func ScanReaderSettings(consumer Config, prefetch int) Config {
 	prefetch = max(prefetch, MinScanPrefetch)
 	capped := func(name string, def, limit int) string { return strconv.Itoa(min(atoiOr(consumer[name], def), limit)) }
@@ -155,6 +156,11 @@ func ScanReaderSettings(consumer Config, prefetch int) Config {
 		"isolation.level":            "read_committed",
 		"queued.max.messages.kbytes": capped("queued.max.messages.kbytes", 65536, prefetch/1024),
 		"max.partition.fetch.bytes":  capped("max.partition.fetch.bytes", 1048576, prefetch),
+		// A scan reads up to an end it knows: a long poll at a log's end only delays the next
+		// partition of a reused reader (librdkafka has one fetch in flight per broker, and the
+		// broker holds one at the end of the previous partition for fetch.wait.max.ms, 500 ms
+		// by default: measured 500 ms per reused partition against 40-65 ms).
+		"fetch.wait.max.ms": capped("fetch.wait.max.ms", 500, 10),
 	}, consumer, map[string]string{"queued.min.messages": "10000", "fetch.queue.backoff.ms": "10", "socket.nagle.disable": "true"})
 	if _, set := consumer["fetch.max.bytes"]; set {
 		// librdkafka refuses a fetch.max.bytes below message.max.bytes when it is set.
