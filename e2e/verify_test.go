@@ -1,11 +1,17 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -180,5 +186,104 @@ func TestVerifyCLI(t *testing.T) {
 	start := time.Now()
 	if r = Run(t, "verify", down); r.Code != 4 || time.Since(start) > 30*time.Second {
 		t.Fatalf("unreachable: exit %d after %s\n%s", r.Code, time.Since(start), r.Stderr)
+	}
+}
+
+// kmm verify --level full reads within a bounded memory whatever the topics hold: a 6-partition
+// topic of 40 MiB and its identical remote topic (produced directly to both sides, so no
+// replicator runs) are compared record by record by the binary under GNU time, whose peak RSS
+// must stay under issue 15's 128 MiB. Before the scan had a memory budget (8 MiB prefetch per
+// reader, 24 MB of Go channel buffers per admin client) it took 185 MiB here.
+func TestVerifyFullMemoryBound(t *testing.T) {
+	Bin(t)
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		t.Fatalf("GNU time (/usr/bin/time, Debian package `time`) measures the peak RSS: %v", err)
+	}
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "verifymem")
+	const parts, n, size = 6, 20_000, 2048
+	bed.A.CreateTopic(t, topic, parts, nil)
+	bed.B.CreateTopic(t, "A."+topic, parts, nil)
+	ts := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	recs := func(topic string) []rdkafka.Record {
+		out := make([]rdkafka.Record, n)
+		for i := range out {
+			v := make([]byte, size)
+			binary.BigEndian.PutUint64(v, uint64(i)*0x9E3779B97F4A7C15)
+			out[i] = rdkafka.Record{Topic: topic, Partition: int32(i % parts), Key: []byte(fmt.Sprint(i)), Value: v, Timestamp: ts.Add(time.Duration(i) * time.Millisecond),
+				Headers: []rdkafka.Header{{Key: "seq", Value: []byte(fmt.Sprint(i))}}}
+		}
+		return out
+	}
+	// Both sides at once (t.Fatal belongs to the test's goroutine: errors come back).
+	errs := make(chan error, 2)
+	for _, side := range []struct {
+		c     testbed.Cluster
+		topic string
+	}{{bed.A, topic}, {bed.B, "A." + topic}} {
+		go func() {
+			p, err := rdkafka.NewProducer("cluster "+side.c.Name, rdkafka.Config{"bootstrap.servers": side.c.Bootstrap, "linger.ms": "5", "enable.idempotence": "true"})
+			if err == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				_, err = p.ProduceSync(ctx, recs(side.topic))
+				cancel()
+				p.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic),
+		// a file tuned for replication: the scan must not take its large fetches and queues
+		"A.consumer.fetch.max.bytes = 52428800", "A.consumer.max.partition.fetch.bytes = 10485760", "A.consumer.queued.max.messages.kbytes = 65536")
+	rssFile := filepath.Join(t.TempDir(), "rss")
+	cmd := exec.Command("/usr/bin/time", "-f", "%M", "-o", rssFile, Bin(t), "verify", props, "--level", "full", "-o", "json")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	_ = cmd.Run()
+	took := time.Since(start)
+	var doc struct {
+		Items []struct {
+			Findings []struct {
+				Check  string         `json:"check"`
+				Status string         `json:"status"`
+				Topic  string         `json:"topic"`
+				Counts map[string]int `json:"counts"`
+			} `json:"findings"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Items) != 1 {
+		t.Fatalf("exit %d, JSON %v:\n%s\n%s", cmd.ProcessState.ExitCode(), err, out.String(), errOut.String())
+	}
+	matched, fulls := 0, 0
+	for _, f := range doc.Items[0].Findings {
+		if f.Check == "full" && f.Topic == topic {
+			fulls++
+			matched += f.Counts["matched"]
+			if f.Status != "OK" {
+				t.Errorf("full finding %s: %v", f.Status, f)
+			}
+		}
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 || fulls != parts || matched != n {
+		t.Fatalf("exit %d, %d full finding(s), %d of %d records matched:\n%s\n%s", code, fulls, matched, n, out.String(), errOut.String())
+	}
+	b, err := os.ReadFile(rssFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	rss, err := strconv.ParseInt(strings.TrimSpace(lines[len(lines)-1]), 10, 64) // KiB
+	if err != nil {
+		t.Fatalf("GNU time: %q: %v", b, err)
+	}
+	t.Logf("verify --level full of 2 x %d records of %d B in %s: peak RSS %d MiB", n, size, took.Round(time.Millisecond), rss>>10)
+	if rss > 128<<10 {
+		t.Errorf("peak RSS %d MiB, over 128 MiB", rss>>10)
 	}
 }

@@ -145,6 +145,7 @@ type Consumer struct {
 	c        *kafka.Consumer
 	name     string
 	problems func(error)
+	logs     chan kafka.LogEvent // the log channel kmm made (withLogBuffer), closed by Close
 }
 
 // NewConsumer creates a consumer. group.id defaults to a throwaway id since librdkafka
@@ -154,16 +155,29 @@ func NewConsumer(name string, cfg Config, opts ...Option) (*Consumer, error) {
 	extra := map[string]string{"group.id": "kmm-assign", "enable.auto.commit": "false", "enable.auto.offset.store": "false",
 		"enable.partition.eof": "false"}
 	cfg = withLogChannel(merge(cfg, extra, failFast))
-	c, err := kafka.NewConsumer(cfg.configMap(nil))
+	cm := cfg.configMap(nil)
+	var logs chan kafka.LogEvent
+	if o.logBuffer > 0 {
+		logs = make(chan kafka.LogEvent, o.logBuffer)
+		(*cm)["go.logs.channel"] = logs
+	}
+	c, err := kafka.NewConsumer(cm)
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid consumer configuration: %w", name, err))
 	}
 	startDrain(name, c.Logs(), cfg, o.problems)
-	return &Consumer{c: c, name: name, problems: o.problems}, nil
+	return &Consumer{c: c, name: name, problems: o.problems, logs: logs}, nil
 }
 
 // Close closes the consumer.
-func (c *Consumer) Close() { _ = c.c.Close() }
+func (c *Consumer) Close() {
+	_ = c.c.Close()
+	if c.logs != nil {
+		// The Go client closes only a log channel it made; its log goroutine has returned.
+		close(c.logs)
+		c.logs = nil
+	}
+}
 
 // Assign starts reading the given partitions at the given offsets (or Earliest/Latest).
 func (c *Consumer) Assign(start map[TP]int64) error {
@@ -215,8 +229,14 @@ func (c *Consumer) Poll(ctx context.Context, max int, wait time.Duration) ([]Rec
 			}
 			r := Record{Topic: *e.TopicPartition.Topic, Partition: e.TopicPartition.Partition, Offset: int64(e.TopicPartition.Offset),
 				Key: e.Key, Value: e.Value, Timestamp: e.Timestamp}
-			for _, h := range e.Headers {
-				r.Headers = append(r.Headers, Header{Key: h.Key, Value: h.Value})
+			if out == nil {
+				out = make([]Record, 0, min(max, 256)) // not one allocation per doubling
+			}
+			if len(e.Headers) > 0 {
+				r.Headers = make([]Header, len(e.Headers))
+				for i, h := range e.Headers {
+					r.Headers[i] = Header{Key: h.Key, Value: h.Value}
+				}
 			}
 			out = append(out, r)
 		case kafka.Error:

@@ -2,6 +2,7 @@ package rdkafka
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
@@ -126,18 +127,54 @@ func (c *Cluster) NewReader() (cluster.Reader, error) {
 	return r, nil
 }
 
-// NewScanReader opens a reader for long sequential scans (kmm verify --level full): the side's
-// consumer settings with a bounded prefetch (8 MiB per reader) and no Nagle delay, each only
-// where the file sets none, so several readers at once stay within a small memory budget; always
-// read_committed (aborted records and transaction markers are not data).
-func (c *Cluster) NewScanReader() (cluster.Reader, error) {
-	cfg := merge(Config{"isolation.level": "read_committed"}, c.consumer, map[string]string{"queued.max.messages.kbytes": "8192", "queued.min.messages": "10000",
-		"fetch.queue.backoff.ms": "10", "socket.nagle.disable": "true"})
-	r, err := NewConsumer(c.Name(), cfg)
+// NewScanReader opens a reader for long sequential scans of one partition (kmm verify --level
+// full) with the side's consumer settings bounded by ScanReaderSettings to prefetch bytes.
+func (c *Cluster) NewScanReader(prefetch int) (cluster.Reader, error) {
+	r, err := NewConsumer(c.Name(), ScanReaderSettings(c.consumer, prefetch), withLogBuffer(256))
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// MinScanPrefetch is the least prefetch a scan reader gets (one default-sized fetch).
+const MinScanPrefetch = 1 << 20
+
+// ScanReaderSettings are the settings of a reader that scans one partition within a memory
+// budget of prefetch bytes (at least MinScanPrefetch): librdkafka's local queue
+// (queued.max.messages.kbytes) and the bytes one fetch may bring (fetch.max.bytes,
+// max.partition.fetch.bytes) are capped to it whatever the file sets, since a file tuned for
+// replication (50 MB fetches, 16 MB queues) would otherwise multiply by the readers open at
+// once; fetch.wait.max.ms is at most 10 ms; always read_committed (aborted records and
+// transaction markers are not data); no Nagle delay and a short fetch backoff where the file
+// sets none. A record larger than the budget is still read (librdkafka returns the first record
+// of a fetch whatever its size).
+func ScanReaderSettings(consumer Config, prefetch int) Config {
+	prefetch = max(prefetch, MinScanPrefetch)
+	capped := func(name string, def, limit int) string { return strconv.Itoa(min(atoiOr(consumer[name], def), limit)) }
+	cfg := merge(Config{
+		"isolation.level":            "read_committed",
+		"queued.max.messages.kbytes": capped("queued.max.messages.kbytes", 65536, prefetch/1024),
+		"max.partition.fetch.bytes":  capped("max.partition.fetch.bytes", 1048576, prefetch),
+		// A scan reads up to an end it knows: a long poll at a log's end only delays the next
+		// partition of a reused reader (librdkafka has one fetch in flight per broker, and the
+		// broker holds one at the end of the previous partition for fetch.wait.max.ms, 500 ms
+		// by default: measured 500 ms per reused partition against 40-65 ms).
+		"fetch.wait.max.ms": capped("fetch.wait.max.ms", 500, 10),
+	}, consumer, map[string]string{"queued.min.messages": "10000", "fetch.queue.backoff.ms": "10", "socket.nagle.disable": "true"})
+	if _, set := consumer["fetch.max.bytes"]; set {
+		// librdkafka refuses a fetch.max.bytes below message.max.bytes when it is set.
+		msgMax := atoiOr(consumer["message.max.bytes"], 1000000)
+		cfg["fetch.max.bytes"] = strconv.Itoa(max(msgMax, min(atoiOr(consumer["fetch.max.bytes"], 52428800), prefetch)))
+	} // unset, librdkafka caps it to queued.max.messages.kbytes itself
+	return cfg
+}
+
+func atoiOr(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 // NewProducer opens a producer with the side's producer settings and overrides on top.

@@ -89,6 +89,9 @@ func typed(k, v string) kafka.ConfigValue {
 	return v
 }
 
+// adminChannels sizes the Go channels of an admin client's underlying producer.
+var adminChannels = map[string]string{"go.events.channel.size": "1000", "go.produce.channel.size": "16"}
+
 // failFast are defaults that make an unreachable cluster fail in seconds instead of hanging.
 var failFast = map[string]string{
 	"socket.connection.setup.timeout.ms": "5000",
@@ -162,7 +165,10 @@ func NewAdmin(name string, cfg Config, opts ...Option) (*Admin, error) {
 		}
 	}
 	// A standalone admin client has no log channel: derive it from a producer that has one.
-	cfg = withLogChannel(merge(cfg, failFast))
+	// That producer never produces and its events are only errors: the Go client's default
+	// channel buffers (1,000,000 events and 1,000,000 messages, 24 MB of pointer-holding memory
+	// that every garbage collection scans) are cut to what it can use.
+	cfg = withLogChannel(merge(cfg, failFast, adminChannels))
 	p, err := kafka.NewProducer(cfg.configMap(nil))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))

@@ -22,8 +22,13 @@ func (l *LogError) Error() string { return fmt.Sprintf("librdkafka %s: %s", l.Ta
 type Option func(*options)
 
 type options struct {
-	problems func(error)
+	problems  func(error)
+	logBuffer int
 }
+
+// withLogBuffer gives a consumer a log channel of n events instead of the Go client's 10,000
+// (800 KB of pointer-holding memory per client): for the many short-lived readers of a scan.
+func withLogBuffer(n int) Option { return func(o *options) { o.logBuffer = n } }
 
 // WithProblems routes the client's librdkafka log lines of warning level or worse (as
 // *LogError) and its client-level error events (kafka errors) to f instead of stderr. f is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
@@ -39,10 +40,25 @@ type StateTopicReader struct{}
 
 // FlowState implements FlowStateReader.
 func (StateTopicReader) FlowState(ctx context.Context, clusters []cluster.Cluster, flowName string) (FlowState, bool, error) {
+	// Each cluster's read costs a client and a round trip or two: they run at once.
+	type read struct {
+		recs map[string][]byte
+		err  error
+	}
+	reads := make([]read, len(clusters))
+	var wg sync.WaitGroup
+	for i, c := range clusters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reads[i].recs, reads[i].err = plan.ReadState(ctx, c)
+		}()
+	}
+	wg.Wait()
 	var best FlowState
 	found := false
-	for _, c := range clusters {
-		recs, err := plan.ReadState(ctx, c)
+	for i, c := range clusters {
+		recs, err := reads[i].recs, reads[i].err
 		if err != nil {
 			return FlowState{}, false, err
 		}

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -39,13 +40,23 @@ func (s *state) full(ctx context.Context) error {
 		jobs = append(jobs, j)
 		total += max(0, p.srcEnd-j.srcFrom) + max(0, p.tgtEnd-j.tgtFrom)
 	}
+	// The largest partitions first: the scan ends when its last partition does, so a big one
+	// started last would run alone while the other workers idle.
+	size := func(j job) int64 { return max(0, j.p.srcEnd-j.srcFrom) + max(0, j.p.tgtEnd-j.tgtFrom) }
+	sort.SliceStable(jobs, func(a, b int) bool { return size(jobs[a]) > size(jobs[b]) })
 	s.o.Progress.Start("full: records read on both sides", total)
 	defer s.o.Progress.Done()
 	var mu sync.Mutex
 	var firstErr error
 	work := make(chan job)
 	var wg sync.WaitGroup
-	for w := 0; w < min(s.o.Parallel, max(1, len(jobs))); w++ {
+	workers := min(s.o.Parallel, max(1, len(jobs)))
+	// Each worker holds a reader per side: the prefetch budget is shared among them.
+	s.srcReaders = newReaders(s.src, ScanBudget/(2*workers))
+	s.tgtReaders = newReaders(s.tgt, ScanBudget/(2*workers))
+	defer s.srcReaders.close()
+	defer s.tgtReaders.close()
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -143,12 +154,12 @@ func (s *state) start(p *part) (job, bool) {
 func (s *state) comparePartition(ctx context.Context, j job) (Finding, error) {
 	p := j.p
 	fd := Finding{Check: CheckFull, Topic: p.tp.Topic, RemoteTopic: p.remote.Topic, Partition: P(p.tp.Partition)}
-	srcStream, err := openStream(s.src, p.tp, j.srcFrom, p.srcEnd, !p.logTime)
+	srcStream, err := openStream(s.srcReaders, p.tp, j.srcFrom, p.srcEnd, !p.logTime)
 	if err != nil {
 		return fd, err
 	}
 	defer srcStream.Close()
-	tgtStream, err := openStream(s.tgt, p.remote, j.tgtFrom, p.tgtEnd, !p.logTime)
+	tgtStream, err := openStream(s.tgtReaders, p.remote, j.tgtFrom, p.tgtEnd, !p.logTime)
 	if err != nil {
 		return fd, err
 	}

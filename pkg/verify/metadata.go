@@ -83,6 +83,8 @@ type state struct {
 	ckpts    *checkpoint.Store
 	rep      *Report
 	now      time.Time
+	// srcReaders and tgtReaders hand out the full level's scan readers.
+	srcReaders, tgtReaders *readers
 }
 
 func (s *state) add(f Finding) { s.rep.Add(f) }
@@ -694,9 +696,11 @@ func tail(ctx context.Context, c cluster.Cluster, topic string, n int64) []clust
 		return nil
 	}
 	var out []cluster.Record
+	pool := newReaders(c, MinReaderPrefetch)
+	pool.keep = false
 	for _, tp := range tps {
 		from := max(starts[tp].Offset, ends[tp].Offset-n)
-		st, err := openStream(c, tp, from, ends[tp].Offset, false)
+		st, err := openStream(pool, tp, from, ends[tp].Offset, false)
 		if err != nil {
 			continue
 		}

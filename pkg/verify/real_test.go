@@ -443,3 +443,39 @@ func TestRealCanary(t *testing.T) {
 		t.Fatalf("canary with the replicator stopped: %v %+v", err, fd)
 	}
 }
+
+// A scan reader handed from one partition to the next starts reading at once: with librdkafka's
+// default fetch.wait.max.ms the broker held the reader's last fetch at the end of the previous
+// partition for 500 ms, so 12 small partitions through one worker took over 5.5 s.
+func TestRealVerifyReusedReadersStartAtOnce(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "vreuse")
+	const parts = 12
+	bed.A.CreateTopic(t, topic, parts, nil)
+	bed.B.CreateTopic(t, "A."+topic, parts, nil)
+	ts := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	recs := func(tp string) []rdkafka.Record {
+		var out []rdkafka.Record
+		for i := 0; i < 50*parts; i++ {
+			out = append(out, rdkafka.Record{Topic: tp, Partition: int32(i % parts), Key: []byte(fmt.Sprint(i)), Value: []byte("v"), Timestamp: ts})
+		}
+		return out
+	}
+	bed.A.Produce(t, recs(topic))
+	bed.B.Produce(t, recs("A."+topic))
+	f := verifyFlow(bed, regexp.QuoteMeta(topic))
+	rep := run(t, f, verify.Options{Level: verify.LevelFull, Parallel: 1, Topics: func(s string) bool { return s == topic }})
+	matched := int64(0)
+	for _, fd := range rep.Findings {
+		if fd.Check == verify.CheckFull && fd.Topic == topic {
+			matched += fd.Counts["matched"]
+		}
+	}
+	if matched != 50*parts {
+		t.Fatalf("matched %d of %d:\n%s", matched, 50*parts, dump(rep))
+	}
+	t.Logf("full scan of %d partitions through one worker: %.2f s", parts, rep.Seconds["full"])
+	if rep.Seconds["full"] > 4 {
+		t.Errorf("full scan of %d small partitions through one worker took %.2f s (over 4 s: reused readers wait?)", parts, rep.Seconds["full"])
+	}
+}

@@ -173,9 +173,11 @@ func (rep *report) markdown(notes string) []byte {
 	p("Right after each kmm run (the copy complete, the replicator idle), `kmm verify FILE --level full --topics <workload> -o json` ")
 	p("reads the workload on A and its copy on B and compares every record; its rate is records read on both sides / the full scan's time ")
 	p("(the report's `seconds.full`); *seconds* is the whole command (start-up and metadata included). The ceiling is the consume-only ceiling's clients ")
-	p("reading both topics at once in the same repetition (first record to last). Peak RSS is the command's `VmHWM`, sampled every 20 ms. ")
+	p("reading both topics at once in the same repetition (two clients per topic with the replication consumer's settings, message by message), ")
+	p("timed like verify's scan from the creation of its clients to the last record. Peak RSS is the command's `VmHWM`, sampled every 20 ms. ")
 	p("The metadata row times `kmm verify --level metadata` over a topic of that many ")
-	p("partitions on A and its remote topic on B (empty: metadata cost grows with partitions, not records).\n\n")
+	p("partitions on A and its remote topic on B (empty: metadata cost grows with partitions, not records), once both topics serve offsets ")
+	p("(a broker takes seconds to lead 1,000 new partitions: not verify's time).\n\n")
 	p("| median (min–max) | workload | ceiling: both topics | kmm verify --level full |\n|---|---|---|---|\n")
 	for _, ws := range rep.Summary.Workloads {
 		for _, r := range []struct{ label, metric string }{{"records/s read", "records_per_s"}, {"scan seconds", "transfer_s"}, {"seconds", "total_s"}, {"peak RSS (MiB)", "peak_rss_mb"}, {"CPU-s", "cpu_s_transfer"}, {"other cores (noise)", "other_cores"}} {

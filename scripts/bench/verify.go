@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
 // verifyRuns measures the verify rows for workload w while kmm's copy (remote on B) is complete;
@@ -36,6 +38,9 @@ func verifyRuns(ctx context.Context, cfg *config, w *workload, rep, order int, p
 		a := sampleCPU(cfg, 0)
 		var wg sync.WaitGroup
 		var src, tgt ceilingResult
+		// Timed from the start, client creation and first fetch included: verify's full-scan
+		// time (the report's seconds.full) includes opening its readers too.
+		start := time.Now()
 		wg.Add(2)
 		go func() { defer wg.Done(); src = ceilingConsume(cctx, cfg.kmmConsumer, w.Topic, w.End, cfg.Tasks) }()
 		go func() { defer wg.Done(); tgt = ceilingConsume(cctx, tgtCons, remote, tgtEnd, cfg.Tasks) }()
@@ -43,10 +48,7 @@ func verifyRuns(ctx context.Context, cfg *config, w *workload, rep, order int, p
 		b := sampleCPU(cfg, 0)
 		cancel()
 		res.LoadAvgEnd = loadAvg()
-		first, last := src.First, src.Last
-		if tgt.First.Before(first) {
-			first = tgt.First
-		}
+		first, last := start, src.Last
 		if tgt.Last.After(last) {
 			last = tgt.Last
 		}
@@ -93,6 +95,7 @@ func verifyRuns(ctx context.Context, cfg *config, w *workload, rep, order int, p
 		res.CPUTransfer = ru.cpu
 		res.PeakRSSMB = ru.maxRSSMB
 		res.finishRates()
+		b.proc += ru.cpu // the command is a child: its CPU is not "other cores"
 		res.attribute(a, b)
 		res.OK = matched == sum(w.End) && read == sum(w.End)+sum(tgtEnd)
 		if !res.OK {
@@ -121,6 +124,18 @@ func verifyMetadata(ctx context.Context, cfg *config, n, rep int) runResult {
 		res.Error = err.Error()
 		return res
 	}
+	// CreateTopics returns, and the metadata lists every partition, well before a broker has
+	// made itself leader of 1,000 new partitions: until then ListOffsets answers "not leader"
+	// and verify retries. That is topic creation, not verify: wait for both topics to answer
+	// (not timed).
+	t0 := time.Now()
+	for _, side := range []struct{ adm, name string }{{"A", topic}, {"B", remote}} {
+		if err := waitLeaders(ctx, cfg.admins[side.adm], side.name, n, 3*time.Minute); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
+	logf("verify metadata: %d new partitions on each side served offsets after %.1f s (not timed)", n, time.Since(t0).Seconds())
 	dir := filepath.Join(cfg.LogDir, topic)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		res.Error = err.Error()
@@ -228,4 +243,22 @@ func runVerifyCmd(ctx context.Context, cfg *config, props string, args ...string
 		return doc, wall, u, fmt.Errorf("kmm verify: %v: %s", err, strings.Join(failed, ", "))
 	}
 	return doc, wall, u, nil
+}
+
+// waitLeaders waits until ListOffsets answers for every partition of topic (its leaders serve).
+func waitLeaders(ctx context.Context, a *rdkafka.Admin, topic string, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := endOffsets(ctx, a, topic, n)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("topic %s on %s: partitions not served within %s: %w", topic, a.Name(), timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
