@@ -81,7 +81,9 @@ func walkKills(t *testing.T, kills, total int, args ...string) {
 }
 
 // A planned failover and a failback with both sides up, under both replication policies:
-// records written on A after the cut are stranded and quarantined; B's post-failover writes come
+// records written on A after the cut are stranded (Default: quarantined, the failback SIGKILLed
+// after each step in turn; Identity: --stranded deliver, a group at the cut reads them, and
+// --stranded skip's plan, dry); B's post-failover writes come
 // back to A (into the same topic under Identity, into B.<topic> under Default) and nothing of A's
 // own is echoed; a group behind the cut and a group that read post-failover records on B resume
 // on A at the copy of the record they would have read next on B (0 lost, 0 re-read); the flow is
@@ -111,6 +113,11 @@ func failbackRoundTrip(t *testing.T, pol string) {
 	props := interopProps(t, bed, al, 2, append(lines, ab+".enabled = true", ab+".topics = "+q, ba+".topics = "+q)...)
 	revProps := interopProps(t, bed, al, 2, append(lines, ab+".enabled = false", ba+".enabled = true", ba+".topics = "+q)...)
 	behind, caught := testbed.Unique(t, "behind"), testbed.Unique(t, "caught")
+	groups := []string{"--group", behind, "--group", caught}
+	atCut := testbed.Unique(t, "atcut") // Identity: a group at the cut, --stranded deliver
+	if pol == "identity" {
+		groups = append(groups, "--group", atCut)
+	}
 	// Failback of a flow that is not failed over: exit 3 naming the state, nothing written.
 	if r := Run(t, "failback", props, "--flow", ab, "--yes"); r.Code != 3 || !strings.Contains(r.Stderr, "is REPLICATING") {
 		t.Errorf("failback before failover: exit %d\n%s", r.Code, r.Stderr)
@@ -122,8 +129,11 @@ func failbackRoundTrip(t *testing.T, pol string) {
 	produceValues(t, bed.A, topic, parts, 300, "pre")
 	setOffsets(t, bed.A, behind, topic, 50, 50)
 	setOffsets(t, bed.A, caught, topic, 150, 150)
+	if pol == "identity" {
+		setOffsets(t, bed.A, atCut, topic, 150, 150)
+	}
 	waitCount(t, bed.B, remote, parts, 300, 2*time.Minute)
-	r := Run(t, "failover", props, "--flow", ab, "--group", behind, "--group", caught, "--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
+	r := Run(t, append(append([]string{"failover", props, "--flow", ab}, groups...), "--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")...)
 	if r.Code != 0 {
 		t.Fatalf("failover: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -144,16 +154,17 @@ func failbackRoundTrip(t *testing.T, pol string) {
 		bOff     int64
 		onA      string
 		wantOffA int64
+		stranded bool // --stranded deliver: the next record on A is the first stranded one
 	}
 	var want map[string][]at
 	if pol == "identity" {
 		setOffsets(t, bed.B, caught, topic, 170, 170)
-		want = map[string][]at{behind: {{topic, 50, topic, 50}}, caught: {{topic, 170, topic, 180}}}
+		want = map[string][]at{behind: {{topic, 50, topic, 50, false}}, caught: {{topic, 170, topic, 180, false}}, atCut: {{topic, 150, topic, 150, true}}}
 	} else {
 		setOffsets(t, bed.B, caught, topic, 20, 20)
 		// 4 records produced on B into the remote topic: they cannot flow back (reported).
 		produceValues(t, bed.B, remote, parts, 4, "into-remote")
-		want = map[string][]at{behind: {{remote, 50, topic, 50}}, caught: {{remote, 150, topic, 160}, {topic, 20, back, 20}}}
+		want = map[string][]at{behind: {{remote, 50, topic, 50, false}}, caught: {{remote, 150, topic, 160, false}, {topic, 20, back, 20, false}}}
 	}
 	if pol == "identity" {
 		// A group with a member on A: exit 3, nothing written (the flow stays FAILED_OVER, no run).
@@ -179,9 +190,9 @@ func failbackRoundTrip(t *testing.T, pol string) {
 			}
 			return nil
 		})
-		r := Run(t, "failback", props, "--flow", ab, "--group", behind, "--group", caught, "--yes")
+		r := Run(t, append(append([]string{"failback", props, "--flow", ab}, groups...), "--yes")...)
 		// The reverse flow has not copied B's 100 new records: over the gate.
-		lr := Run(t, "failback", props, "--flow", ab, "--group", behind, "--group", caught, "--max-reverse-lag", "10", "--force", "--yes")
+		lr := Run(t, append(append([]string{"failback", props, "--flow", ab}, groups...), "--max-reverse-lag", "10", "--force", "--yes")...)
 		stopPoll()
 		<-polled
 		cons.Close()
@@ -200,8 +211,31 @@ func failbackRoundTrip(t *testing.T, pol string) {
 		}
 	}
 	kr := startKMM(t, "replicate", revProps)
-	args := []string{"failback", props, "--flow", ab, "--group", behind, "--group", caught, "--stranded", "quarantine",
-		"--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json"}
+	mode := map[string]string{"identity": "deliver", "default": "quarantine"}[pol]
+	args := append(append([]string{"failback", props, "--flow", ab}, groups...), "--stranded", mode,
+		"--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
+	if pol == "identity" {
+		// --stranded skip, dry: no copy step, the 20 records counted and the note says the groups
+		// move past them (the move itself is quarantine's, checked under Default).
+		d := Run(t, append(append([]string{"failback", props, "--flow", ab}, groups...), "--stranded", "skip", "--dry-run", "-o", "json")...)
+		var dry struct {
+			Plan struct {
+				Steps []struct{ Kind string } `json:"steps"`
+				Notes []string                `json:"notes"`
+			} `json:"plan"`
+			N    int64  `json:"stranded_records"`
+			Mode string `json:"stranded_mode"`
+		}
+		if err := json.Unmarshal([]byte(d.Stdout), &dry); d.Code != 0 || err != nil || dry.N != 20 || dry.Mode != "skip" ||
+			!strings.Contains(strings.Join(dry.Plan.Notes, "\n"), "--stranded skip: 20 stranded record(s) on "+al.A+" are not copied (groups at the cut move past them)") {
+			t.Errorf("--stranded skip --dry-run: exit %d, %v, %+v\n%s", d.Code, err, dry, d.Stderr)
+		}
+		for _, s := range dry.Plan.Steps {
+			if s.Kind == switchover.KindStranded {
+				t.Errorf("--stranded skip plans a copy step: %+v", dry.Plan.Steps)
+			}
+		}
+	}
 	if pol == "default" {
 		// --dry-run prints the plan as data and changes nothing.
 		d := Run(t, append(args, "--dry-run")...)
@@ -254,21 +288,25 @@ func failbackRoundTrip(t *testing.T, pol string) {
 	if env.N != 20 || len(env.Strd) != parts {
 		t.Errorf("stranded: %d records %+v, want 20 over %d partitions", env.N, env.Strd, parts)
 	}
-	// The quarantine holds exactly the stranded records, with their original offsets.
-	qrecs := bed.A.ConsumeN(t, switchover.StrandedTopic(topic), parts, 20, time.Minute)
-	for _, x := range qrecs {
-		var off string
-		for _, h := range x.Headers {
-			if h.Key == switchover.HeaderStrandedOffset {
-				off = string(h.Value)
+	if pol == "default" {
+		// The quarantine holds exactly the stranded records, with their original offsets.
+		qrecs := bed.A.ConsumeN(t, switchover.StrandedTopic(topic), parts, 20, time.Minute)
+		for _, x := range qrecs {
+			var off string
+			for _, h := range x.Headers {
+				if h.Key == switchover.HeaderStrandedOffset {
+					off = string(h.Value)
+				}
+			}
+			if !strings.HasPrefix(string(x.Value), "stranded-") || off == "" {
+				t.Errorf("quarantined record %q (offset header %q)", x.Value, off)
 			}
 		}
-		if !strings.HasPrefix(string(x.Value), "stranded-") || off == "" {
-			t.Errorf("quarantined record %q (offset header %q)", x.Value, off)
+		if len(qrecs) != 20 {
+			t.Errorf("quarantine holds %d records, want 20", len(qrecs))
 		}
-	}
-	if len(qrecs) != 20 {
-		t.Errorf("quarantine holds %d records, want 20", len(qrecs))
+	} else if ts, err := bed.A.Admin(t).ListTopics(context.Background()); err != nil || ts[switchover.StrandedTopic(topic)].Partitions != 0 {
+		t.Errorf("--stranded deliver created %s on A (%v)", switchover.StrandedTopic(topic), err)
 	}
 	// B's post-failover writes are on A once, A's own records not echoed.
 	if pol == "identity" {
@@ -313,6 +351,12 @@ func failbackRoundTrip(t *testing.T, pol string) {
 				}
 				// The same next record (records written into a remote topic on B after the cut
 				// never reach A: there, the group is at A's end).
+				if w.stranded {
+					if have := recordAt(t, bed.A, w.onA, p, got); !strings.HasPrefix(string(have.Value), "stranded-") {
+						t.Errorf("group %s partition %d (--stranded deliver): on A at %d reads %q next, want the first stranded record", g, p, got, have.Value)
+					}
+					continue
+				}
 				if bEnd, aEnd := endOffsets(t, bed.B, w.onB, parts)[p], endOffsets(t, bed.A, w.onA, parts)[p]; w.bOff < bEnd && got < aEnd {
 					if have, wantRec := recordAt(t, bed.A, w.onA, p, got), recordAt(t, bed.B, w.onB, p, w.bOff); string(have.Value) != string(wantRec.Value) {
 						t.Errorf("group %s partition %d: on A at %d reads %q next, on B it would have read %q", g, p, got, have.Value, wantRec.Value)
