@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,6 +74,18 @@ func TestFailoverEmergency(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // the group's last commit reaches a checkpoint (emitted every second)
 
+	// The replicator stops (a lagging replication, seen from B) while the producer keeps
+	// writing: at least 100 records are on A and not on B when A's broker goes down (stranded).
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Logf("replicate A->B exit %d", code)
+	}
+	replicatedAtStop := endOffsets(t, bed.B, remote, parts)
+	testbed.Eventually(t, time.Minute, func() error {
+		if a := endOffsets(t, bed.A, topic, parts); a[0]+a[1] < replicatedAtStop[0]+replicatedAtStop[1]+100 {
+			return fmt.Errorf("A at %v, B at %v", a, replicatedAtStop)
+		}
+		return nil
+	})
 	// A goes down while the producer writes.
 	testbed.Script(t, "down", "A")
 	defer testbed.Script(t, "up", "A")
@@ -115,14 +128,6 @@ func TestFailoverEmergency(t *testing.T) {
 	if !strings.Contains(r.Stderr, "--accept-loss: failing over despite stale checkpoints") {
 		t.Errorf("--accept-loss did not say it passed the stale checkpoints:\n%s", r.Stderr)
 	}
-	for _, l := range strings.Split(k.Stderr(), "\n") {
-		if strings.Contains(l, "level=") {
-			t.Logf("replicate: %s", l)
-		}
-	}
-	if !strings.Contains(k.Stderr(), "marked FAILING_OVER") {
-		t.Logf("the replicate did not log the mark (it may have stopped on the outage):\n%s", tail(k.Stderr(), 10))
-	}
 	t.Logf("stored progress on B after the failover: %v", sourcePositions(t, bed.B, al.A, topic))
 	st, _ := flowstate.DecodeFlow(readState(t, bed.B)[flowstate.FlowKey(al.A, al.B)])
 	if st == nil || st.State != flowstate.FailedOver || st.Mode != "emergency" || len(st.Cut) != parts {
@@ -137,8 +142,29 @@ func TestFailoverEmergency(t *testing.T) {
 		}
 		bound += it.Rereads
 	}
-	// The group resumes on B.
-	cB, err := app.StartConsumer(bed.B.Bootstrap, group, remote, 0)
+	// The application runs on B: it writes into B's own topic (sequence numbers from 1e6: 40 or
+	// so before the group resumes, 40 or so after it stopped again) and the group reads the
+	// replicated records and the first batch of new ones (a regex subscription over both topics).
+	const bSeq0 = 1_000_000
+	produceSeq := func(from int64, n int64) int64 {
+		pr, err := app.StartProducer(bed.B.Bootstrap, topic, parts, 400, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testbed.Eventually(t, time.Minute, func() error {
+			if pr.Produced() < from+n {
+				return fmt.Errorf("produced %d of %d on B", pr.Produced()-from, n)
+			}
+			return nil
+		})
+		next, err := pr.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return next
+	}
+	b1 := produceSeq(bSeq0, 40)
+	cB, err := app.StartConsumer(bed.B.Bootstrap, group, "^("+regexp.QuoteMeta(remote)+"|"+regexp.QuoteMeta(topic)+")$", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,9 +172,9 @@ func TestFailoverEmergency(t *testing.T) {
 	for _, e := range tEnds {
 		onB += e
 	}
-	testbed.Eventually(t, time.Minute, func() error {
-		if got := int64(len(seenA)) + cB.Read(); got < onB {
-			return fmt.Errorf("read %d of the %d records on B", got, onB)
+	testbed.Eventually(t, time.Minute, func() error { // + B's 10 records from before the cut (no sequence number)
+		if got, want := int64(len(seenA))+cB.Read(), onB+10+(b1-bSeq0); got < want {
+			return fmt.Errorf("read %d of the %d records on B", got, want)
 		}
 		return nil
 	})
@@ -157,6 +183,7 @@ func TestFailoverEmergency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b2 := produceSeq(b1, 40)
 	// B holds, per partition p, the first tEnds[p] records of A's partition p: seq p, p+2, ...
 	var lost, dup int64
 	for p := int64(0); p < parts; p++ {
@@ -194,7 +221,9 @@ func TestFailoverEmergency(t *testing.T) {
 
 	// Failback (issue 14's full cycle): failback stores the reverse flow's progress from the flow
 	// state's reverse_ends (A was down at the failover), counts the records stranded on A exactly
-	// and quarantines them, and the group resumes on A past them.
+	// (per partition: A's end minus what reached B), quarantines them with their original
+	// offsets, and the group resumes on A past them and at the copies of B's records it had not
+	// read: across A -> B -> A it reads every record but the stranded ones exactly once.
 	var revEnds int64
 	for _, e := range st.ReverseEnds {
 		if e.Topic == topic {
@@ -204,10 +233,6 @@ func TestFailoverEmergency(t *testing.T) {
 	if revEnds != 10 {
 		t.Errorf("reverse_ends %+v: want B's %s at 10 records", st.ReverseEnds, topic)
 	}
-	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
-		t.Logf("replicate A->B exit %d", code)
-	}
-	produceValues(t, bed.B, topic, parts, 40, "post")
 	fb := startKMM(t, "failback", props, "--flow", ab, "--group", group, "--stranded", "quarantine", "--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
 	testbed.Eventually(t, 2*time.Minute, func() error { // the reverse positions are stored before B->A starts
 		if !strings.Contains(fb.Stderr(), "step 3/") {
@@ -229,7 +254,13 @@ func TestFailoverEmergency(t *testing.T) {
 	}
 	t.Logf("failback: %s", tail(fb.Stderr(), 14))
 	var fenv struct {
-		N int64 `json:"stranded_records"`
+		N        int64 `json:"stranded_records"`
+		Stranded []struct {
+			Partition int32 `json:"partition"`
+			From      int64 `json:"from"`
+			To        int64 `json:"to"`
+			Records   int64 `json:"records"`
+		} `json:"stranded"`
 	}
 	if err := json.Unmarshal(fb.stdout.Bytes(), &fenv); err != nil {
 		t.Fatalf("%v\n%s", err, fb.stdout)
@@ -238,13 +269,37 @@ func TestFailoverEmergency(t *testing.T) {
 	for p := 0; p < parts; p++ {
 		stranded += aEnds[p] - tEnds[p]
 	}
-	if fenv.N != stranded {
-		t.Errorf("failback counted %d stranded records, A holds %d beyond what reached B", fenv.N, stranded)
+	if stranded < 100 || fenv.N != stranded || len(fenv.Stranded) != parts {
+		t.Errorf("failback counted %d stranded records %+v, A holds %d beyond what reached B (at least 100)", fenv.N, fenv.Stranded, stranded)
 	}
-	if stranded > 0 {
-		if got := bed.A.ConsumeN(t, "kmm.stranded."+topic, parts, int(stranded), time.Minute); int64(len(got)) != stranded {
-			t.Errorf("quarantine holds %d records, want %d", len(got), stranded)
+	for _, r := range fenv.Stranded {
+		if r.From != tEnds[r.Partition] || r.To != aEnds[r.Partition] || r.Records != r.To-r.From {
+			t.Errorf("stranded in partition %d: %+v, want [%d, %d)", r.Partition, r, tEnds[r.Partition], aEnds[r.Partition])
 		}
+	}
+	// The quarantine holds each stranded record once, its original partition and offset in the
+	// headers (A's records carry seq p + 2*offset in partition p).
+	strandedSeq := map[int64]bool{}
+	for _, x := range bed.A.ConsumeN(t, "kmm.stranded."+topic, parts, int(stranded), time.Minute) {
+		hs := map[string]string{}
+		for _, h := range x.Headers {
+			hs[h.Key] = string(h.Value)
+		}
+		p, _ := strconv.ParseInt(hs["kmm.stranded.partition"], 10, 32)
+		off, err1 := strconv.ParseInt(hs["kmm.stranded.offset"], 10, 64)
+		seq, err2 := strconv.ParseInt(hs["seq"], 10, 64)
+		switch {
+		case err1 != nil || err2 != nil || hs["kmm.stranded.topic"] != topic || p != int64(x.Partition):
+			t.Errorf("quarantined record without its origin: headers %v", hs)
+		case off < tEnds[p] || off >= aEnds[p] || seq != p+parts*off:
+			t.Errorf("quarantined record seq %d from %s[%d]@%d: not a stranded record ([%d, %d))", seq, topic, p, off, tEnds[p], aEnds[p])
+		case strandedSeq[seq]:
+			t.Errorf("record seq %d quarantined twice", seq)
+		}
+		strandedSeq[seq] = true
+	}
+	if int64(len(strandedSeq)) != stranded {
+		t.Errorf("quarantine holds %d distinct records, want %d", len(strandedSeq), stranded)
 	}
 	offs, err := bed.A.Admin(t).ListGroupOffsets(context.Background(), group)
 	if err != nil {
@@ -255,8 +310,61 @@ func TestFailoverEmergency(t *testing.T) {
 			t.Errorf("group on A partition %d: %d, want %d (the cut %d, past %d stranded)", p, got, aEnds[p], tEnds[p], aEnds[p]-tEnds[p])
 		}
 	}
-	if ends := endOffsets(t, bed.A, al.B+"."+topic, parts); ends[0]+ends[1] != 40 {
-		t.Errorf("B->A copied %v records, want the 40 written on B after the cut (none of the 10 before)", ends)
+	back := al.B + "." + topic
+	if ends := endOffsets(t, bed.A, back, parts); ends[0]+ends[1] != b2-bSeq0 {
+		t.Errorf("B->A copied %v records, want the %d written on B after the cut (none of the 10 before)", ends, b2-bSeq0)
 	}
-	t.Logf("failback: %d stranded record(s) quarantined, 40 copied back", stranded)
+	// The group on A: nothing more of A's topic, the copies of B's second batch.
+	cA, err := app.StartConsumer(bed.A.Bootstrap, group, "^("+regexp.QuoteMeta(topic)+"|"+regexp.QuoteMeta(back)+")$", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testbed.Eventually(t, time.Minute, func() error {
+		if cA.Read() < b2-b1 {
+			return fmt.Errorf("read %d of B's %d records on A", cA.Read(), b2-b1)
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // anything else it would read (a stranded record, a copy twice) arrives
+	seenA2, err := cA.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, dup = 0, 0
+	var strandedRead, aRereadOnA int64
+	for p := int64(0); p < parts; p++ {
+		for i := int64(0); i < aEnds[p]; i++ {
+			seq := p + parts*i
+			n := seenA[seq] + seenB[seq] + seenA2[seq]
+			switch {
+			case i >= tEnds[p]:
+				strandedRead += int64(n)
+				if !strandedSeq[seq] {
+					t.Errorf("stranded record seq %d not in the quarantine", seq)
+				}
+			case n == 0:
+				lost++
+			case n > 1:
+				dup += int64(n - 1)
+			}
+			aRereadOnA += int64(seenA2[seq])
+		}
+	}
+	bLost, bDup := app.Check(b2-bSeq0, shift(seenB, bSeq0), shift(seenA2, bSeq0))
+	if lost > 0 || (bound >= 0 && dup > bound) || strandedRead > 0 || aRereadOnA > 0 || len(bLost) > 0 || len(bDup) > 0 {
+		t.Errorf("across A -> B -> A: %d of A's replicated records lost, %d re-read (the emergency bound %d), %d stranded read, %d of A's records read again on A; B's records: lost %v, read twice %v",
+			lost, dup, bound, strandedRead, aRereadOnA, bLost, bDup)
+	}
+	t.Logf("failback: %d stranded record(s) quarantined; %d records written on B copied back, %d of them read on A", stranded, b2-bSeq0, b2-b1)
+}
+
+// shift returns seen with every sequence number minus d (B's records start at d).
+func shift(seen map[int64]int, d int64) map[int64]int {
+	out := map[int64]int{}
+	for k, v := range seen {
+		if k >= d {
+			out[k-d] = v
+		}
+	}
+	return out
 }
