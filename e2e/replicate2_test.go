@@ -253,3 +253,58 @@ func TestReplicateReportsRetentionGap(t *testing.T) {
 		t.Fatalf("no error log line naming the lost range:\n%s", tail(p.stderr.String(), 20))
 	}
 }
+
+// A->B and B->A both running under IdentityReplicationPolicy on the same topic: every copy
+// carries the provenance header naming the cluster the record was first written to, and the
+// echo guard never writes a record back to that cluster, so each side ends with its own records
+// and the other side's once (no bounce, no growth), and both flows' stored positions reach the
+// end (the skipped echoes at the end of each log are acknowledged: lag 0).
+func TestActiveActiveIdentityNoEcho(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "aaid")
+	bed.A.CreateTopic(t, topic, 1, nil)
+	bed.B.CreateTopic(t, topic, 1, nil)
+	props := writeProps(t, "A->B.enabled = true", "B->A.enabled = true", "topics = "+regexp.QuoteMeta(topic),
+		"replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy")
+	p := startKMM(t, "replicate", props)
+	bed.A.Produce(t, seqRecords(topic, 1, 0, 50))
+	bed.B.Produce(t, seqRecords(topic, 1, 1000, 30))
+	waitCount(t, bed.B, topic, 1, 80, time.Minute)
+	waitCount(t, bed.A, topic, 1, 80, time.Minute)
+	// Give both flows several rounds to bounce a record if they would.
+	time.Sleep(3 * time.Second)
+	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tail(p.Stderr(), 20))
+	}
+	for _, side := range []struct {
+		c            testbed.Cluster
+		own, other   string
+		ownN, otherN int
+	}{{bed.A, "A", "B", 50, 30}, {bed.B, "B", "A", 30, 50}} {
+		if ends := endOffsets(t, side.c, topic, 1); ends[0] != 80 {
+			t.Errorf("%s holds %d records of %s, want 80 (its %d and the %d of %s, each once)", side.c.Name, ends[0], topic, side.ownN, side.otherN, side.other)
+		}
+		origins := map[string]int{}
+		for _, r := range side.c.ConsumeN(t, topic, 1, 80, time.Minute) {
+			o := "none"
+			for _, h := range r.Headers {
+				if h.Key == rdkafka.HeaderOrigin {
+					o = string(h.Value)
+				}
+			}
+			origins[o]++
+		}
+		if origins["none"] != side.ownN || origins[side.other] != side.otherN || len(origins) != 2 {
+			t.Errorf("records on %s by provenance header: %v, want %d without (its own) and %d from %s", side.c.Name, origins, side.ownN, side.otherN, side.other)
+		}
+	}
+	// Both flows stored their position at the last offset (79): the echoes at the end count as done.
+	for _, x := range []struct {
+		on  testbed.Cluster
+		src string
+	}{{bed.B, "A"}, {bed.A, "B"}} {
+		if pos := sourcePositions(t, x.on, x.src, topic); pos[0] != 79 {
+			t.Errorf("flow %s->: stored position %v on %s, want 79 (the end, echoes included)", x.src, pos, x.on.Name)
+		}
+	}
+}

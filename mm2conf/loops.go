@@ -31,7 +31,7 @@ func (c *Config) checkLoops(sink *diagSink) {
 		fv, bv := filterLine(f), filterLine(back)
 		pos := f.Connector["topics"].Origin
 		sink.warn("replication-loop", pos.Pos, pos.Key,
-			fmt.Sprintf("replication loop: %s and %s are both enabled with %s and their topic filters overlap (%s: %s; %s: %s; both take e.g. %q): every record copied one way is copied back, forever. Neither MM2 nor kmm can prevent it: without a source prefix in the topic name, a copied record cannot be told from a new one",
+			fmt.Sprintf("replication loop: %s and %s are both enabled with %s and their topic filters overlap (%s: %s; %s: %s; both take e.g. %q): every record copied one way is copied back, forever. MM2 cannot prevent it: without a source prefix in the topic name, a copied record cannot be told from a new one (kmm replicate marks its copies with the kmm.origin header and never writes a record back to the cluster it came from, but MM2 or any other copier on either direction loops)",
 				f.Name(), back.Name(), policyWords(f, back), f.Name(), fv, back.Name(), bv, topic),
 			fmt.Sprintf("make the filters disjoint (%s.topics and %s.topics, or topics.exclude), or use DefaultReplicationPolicy with a non-empty separator so MM2 and kmm skip the remote topics", f.Name(), back.Name()))
 	}

@@ -14,7 +14,7 @@ func TestReplicationLoopWarning(t *testing.T) {
 		name, file string
 		want       []string // substrings of the warning; nil: no loop warning
 	}{
-		{"identity, default topics", both + identity, []string{"A->B and B->A", "IdentityReplicationPolicy", "topics = .* (default)", "Neither MM2 nor kmm can prevent it"}},
+		{"identity, default topics", both + identity, []string{"A->B and B->A", "IdentityReplicationPolicy", "topics = .* (default)", "MM2 cannot prevent it"}},
 		{"identity, overlapping lists", both + identity + "A->B.topics = orders.*\nB->A.topics = orders-eu, payments\n",
 			[]string{"mm2.properties:7 A->B.topics = orders.*", "mm2.properties:8 B->A.topics = orders-eu, payments", `"orders-eu"`}},
 		{"empty separator", both + "replication.policy.separator =\n", []string{"A->B and B->A", "empty replication.policy.separator"}},

@@ -30,6 +30,20 @@ type Header struct {
 	Value []byte
 }
 
+// HeaderOrigin is the provenance header kmm replicate adds, last, to every record it copies
+// under a policy that keeps topic names (IdentityReplicationPolicy): the alias of the cluster
+// the record was first written to. A copy is never written to the cluster its origin names.
+const HeaderOrigin = "kmm.origin"
+
+// WithoutOrigin returns hs without a trailing HeaderOrigin (what kmm added to a copy), for
+// comparisons of a record with its copy.
+func WithoutOrigin(hs []Header) []Header {
+	if n := len(hs); n > 0 && hs[n-1].Key == HeaderOrigin {
+		return hs[:n-1]
+	}
+	return hs
+}
+
 // Record is a record to produce or one that was read.
 type Record struct {
 	Topic     string

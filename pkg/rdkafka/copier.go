@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kmmproject/kmm/pkg/cluster"
 )
 
 // CopyPart is one partition a Copier replicates: records of SrcTopic[Partition] are produced to
@@ -24,11 +26,36 @@ type CopyPart struct {
 	State     any
 
 	nextExpected int64 // consumer goroutine only; -1 unknown
+	echoTail     int64 // consumer goroutine only: the last echo skipped after the last record produced; -1 none
+	echoListed   bool  // consumer goroutine only: in Copier.echoTailsP
+}
+
+// HeaderOrigin is the provenance header a Copier with SetOrigin adds to every record it copies:
+// the alias of the cluster the record was first written to (kept as is by later hops: A->B->C
+// leaves "A"). Such a Copier never writes a record to the cluster its origin names (the echo
+// guard, a second guard behind the cut-over positions under IdentityReplicationPolicy). MM2
+// copies it through as an ordinary header and does not read it.
+const HeaderOrigin = cluster.HeaderOrigin
+
+// stampOrigin returns the headers a copied record is produced with: hs with HeaderOrigin =
+// origin added when absent (shared, a one-header slice to reuse when hs is empty: no
+// allocation per record), and whether the record is an echo (its origin is target).
+func stampOrigin(hs []kafka.Header, shared []kafka.Header, target string) ([]kafka.Header, bool) {
+	if len(hs) == 0 {
+		return shared, false
+	}
+	for i := range hs {
+		if hs[i].Key == HeaderOrigin {
+			return hs, string(hs[i].Value) == target
+		}
+	}
+	return append(hs, shared[0]), false
 }
 
 // CopyHandler receives a Copier's per-record outcomes. Acked is called on the Copier's single
 // delivery goroutine, in offset order per partition; it must be cheap (no I/O, no locks per
-// call if avoidable).
+// call if avoidable). dst is -1 for a record the echo guard did not copy (SetOrigin): the
+// position may move past it, but it has no copy.
 type CopyHandler interface {
 	// Acked: the target acknowledged the record from source offset src at target offset dst;
 	// ts is the record's timestamp (epoch ms).
@@ -82,6 +109,12 @@ type Copier struct {
 	// The clusters' aliases and client settings, for errors that name a missing ACL (Deny).
 	SourceCluster, TargetCluster string
 	ccfg, pcfg                   Config
+
+	// Provenance (SetOrigin): the header added to records without one, the target's alias.
+	origin     []kafka.Header
+	target     string
+	echoes     atomic.Int64 // records not copied: their origin is the target
+	echoTailsP []*CopyPart  // consumer goroutine (then Drain): partitions with an echoTail
 }
 
 // topicAuthzText is librdkafka's text of TOPIC_AUTHORIZATION_FAILED (rd_kafka_err2str).
@@ -138,6 +171,35 @@ func orName(alias, name string) string {
 		return alias
 	}
 	return name
+}
+
+// SetOrigin makes the copier stamp HeaderOrigin = source on every record without one and
+// skip every record whose origin is target. Call before Start.
+func (c *Copier) SetOrigin(source, target string) {
+	c.origin, c.target = []kafka.Header{{Key: HeaderOrigin, Value: []byte(source)}}, target
+}
+
+// Echoes is the number of records the echo guard did not copy.
+func (c *Copier) Echoes() int64 { return c.echoes.Load() }
+
+// ackEchoTails acknowledges, on the delivery goroutine, the echoes skipped after the last
+// record produced in their partition (a position past them may be stored). Only when nothing
+// is in flight: an acknowledgement never overtakes a record not yet acknowledged.
+func (c *Copier) ackEchoTails() {
+	if len(c.echoTailsP) == 0 || c.prod.Len() > 0 {
+		return
+	}
+	tails := c.echoTailsP
+	c.echoTailsP = nil
+	c.OnDeliveryGoroutine(func() {
+		for _, p := range tails {
+			p.echoListed = false
+			if p.echoTail >= 0 {
+				c.h.Acked(p, p.echoTail, -1, 0, 0)
+				p.echoTail = -1
+			}
+		}
+	})
 }
 
 // CopierSettings returns the librdkafka settings a Copier named name runs its source consumer
@@ -237,7 +299,7 @@ func (c *Copier) Add(parts []*CopyPart, start []int64) error {
 		// would make librdkafka fetch the group's committed offset first, which needs the group
 		// coordinator: on a fresh cluster without __consumer_offsets that retries for minutes.)
 		off := c.reset
-		p.nextExpected = -1
+		p.nextExpected, p.echoTail = -1, -1
 		if start[i] >= 0 {
 			off = kafka.Offset(start[i])
 			p.nextExpected = start[i]
@@ -298,6 +360,7 @@ func (c *Copier) runConsumer(ctx context.Context) {
 	for !c.stop.Load() && ctx.Err() == nil {
 		ev := c.cons.Poll(100)
 		if ev == nil {
+			c.ackEchoTails()
 			continue
 		}
 		m, ok := ev.(*kafka.Message)
@@ -353,6 +416,20 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			c.h.Gap(p, p.nextExpected, off)
 		}
 		p.nextExpected = off + 1
+		if c.origin != nil {
+			var echo bool
+			if m.Headers, echo = stampOrigin(m.Headers, c.origin, c.target); echo {
+				c.echoes.Add(1)
+				if !p.echoListed {
+					p.echoListed = true
+					c.echoTailsP = append(c.echoTailsP, p)
+				}
+				p.echoTail = off
+				c.ackEchoTails()
+				continue
+			}
+			p.echoTail = -1 // a record produced after the echoes: its acknowledgement covers them
+		}
 		if len(chunk) == 0 {
 			chunk = make([]slot, slotChunk)
 		}
@@ -475,6 +552,7 @@ func (c *Copier) Drain(timeout time.Duration) bool {
 	// Len is 0 once the delivery goroutine has taken the last report off the channel, maybe
 	// before its Acked call returned; a call serialised behind it waits for that.
 	c.OnDeliveryGoroutine(func() {})
+	c.ackEchoTails() // the consumer goroutine has ended: its echo tails are Drain's now
 	return true
 }
 

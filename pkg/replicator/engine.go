@@ -505,6 +505,11 @@ func (e *engine) start(ctx context.Context) error {
 			return kerr.Wrap(kerr.Usage, err)
 		}
 		c.SourceCluster, c.TargetCluster = f.Source, f.Target
+		if f.Policy.FormatRemoteTopic(f.SourceAlias, "t") == "t" {
+			// Remote topics keep their names (IdentityReplicationPolicy): a copy could flow
+			// back. The provenance header and the echo guard (docs/mm2-compat.md).
+			c.SetOrigin(f.Source, f.Target)
+		}
 		e.copiers = append(e.copiers, c)
 		c.Start(ctx)
 	}
@@ -933,6 +938,9 @@ func (e *engine) stalledMs(nowMs int64) int64 {
 func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int, ts int64) {
 	ps := p.State.(*pstate)
 	ps.acked.Store(src)
+	if dst < 0 { // an echo the copier did not write (its origin is the target): no copy
+		return
+	}
 	ps.records.Add(1)
 	ps.bytes.Add(int64(vlen))
 	now := coarseNow.Load()

@@ -11,7 +11,8 @@ import (
 
 // RecordHash is the content digest of one record: its key, value, headers in order and, when
 // withTS, its timestamp (milliseconds). Batch CRCs cannot be compared (replicators re-batch), so
-// every record is hashed from its fields; a null key or value differs from an empty one.
+// every record is hashed from its fields; a null key or value differs from an empty one. A
+// trailing provenance header (cluster.HeaderOrigin, added by kmm to copies) is not hashed.
 func RecordHash(r *cluster.Record, withTS bool) uint64 {
 	var d xxhash.Digest
 	d.Reset()
@@ -31,9 +32,10 @@ func RecordHash(r *cluster.Record, withTS bool) uint64 {
 	lenPrefix(r.Value == nil, len(r.Value))
 	_, _ = d.Write(r.Value)
 	b[0] = 'h'
-	binary.BigEndian.PutUint64(b[1:], uint64(len(r.Headers)))
+	hs := cluster.WithoutOrigin(r.Headers)
+	binary.BigEndian.PutUint64(b[1:], uint64(len(hs)))
 	_, _ = d.Write(b[:9])
-	for _, h := range r.Headers {
+	for _, h := range hs {
 		lenPrefix(false, len(h.Key))
 		_, _ = d.WriteString(h.Key)
 		lenPrefix(h.Value == nil, len(h.Value))

@@ -125,6 +125,20 @@ func TestRecordHash(t *testing.T) {
 	if RecordHash(&other, false) != RecordHash(&base, false) {
 		t.Error("without timestamps the digest depends on the timestamp")
 	}
+	// kmm's provenance header, last on a copy, is not content; anywhere else it is a header.
+	copied := base
+	copied.Headers = append(append([]cluster.Header(nil), base.Headers...), cluster.Header{Key: cluster.HeaderOrigin, Value: []byte("A")})
+	if RecordHash(&copied, true) != h {
+		t.Error("the copy with kmm's provenance header has another digest")
+	}
+	if recordDiff(&base, &copied, true) != "" {
+		t.Errorf("the copy with kmm's provenance header differs: %s", recordDiff(&base, &copied, true))
+	}
+	first := base
+	first.Headers = append([]cluster.Header{{Key: cluster.HeaderOrigin, Value: []byte("A")}}, base.Headers...)
+	if RecordHash(&first, true) == h {
+		t.Error("a provenance header before the others is ignored")
+	}
 }
 
 // The compacted comparison's key map stays within its bound by keeping a deterministic sample
