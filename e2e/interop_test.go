@@ -340,7 +340,8 @@ func waitStartedOrExited(t *testing.T, p *proc, flow string, timeout time.Durati
 }
 
 // kmm refuses to start a flow while MM2 runs it (exit 3 naming MM2's Connect group); --force
-// overrides; once MM2 has stopped, kmm starts without --force.
+// overrides; once MM2 has stopped, kmm starts without --force. kmm failover and kmm failback
+// refuse too. MM2 copies kmm's provenance header (kmm.origin) through as an ordinary header.
 func TestInteropRefusesWhileMM2Runs(t *testing.T) {
 	bed := testbed.Attach(t)
 	al := newAliases()
@@ -352,8 +353,27 @@ func TestInteropRefusesWhileMM2Runs(t *testing.T) {
 	group := al.A + "-mm2"
 
 	bed.A.Produce(t, seqRecords(topic, 1, 0, 100))
+	// 10 records as kmm writes its copies under IdentityReplicationPolicy (the provenance header
+	// last): MM2 copies the header unchanged.
+	marked := seqRecords(topic, 1, 100, 10)
+	for i := range marked {
+		marked[i].Headers = append(marked[i].Headers, rdkafka.Header{Key: rdkafka.HeaderOrigin, Value: []byte(al.C)})
+	}
+	bed.A.Produce(t, marked)
 	m := startMM2(t, bed, props)
-	waitCount(t, bed.B, remote, 1, 100, 2*time.Minute)
+	waitCount(t, bed.B, remote, 1, 110, 2*time.Minute)
+	withOrigin := 0
+	for _, r := range bed.B.ConsumeN(t, remote, 1, 110, time.Minute) {
+		if n := len(r.Headers); n > 0 && r.Headers[n-1].Key == rdkafka.HeaderOrigin {
+			if string(r.Headers[n-1].Value) != al.C || r.Offset < 100 {
+				t.Errorf("MM2's copy at %d: %s = %q", r.Offset, rdkafka.HeaderOrigin, r.Headers[n-1].Value)
+			}
+			withOrigin++
+		}
+	}
+	if withOrigin != 10 {
+		t.Errorf("MM2 copied %d records with the %s header, want 10", withOrigin, rdkafka.HeaderOrigin)
+	}
 	n, state := connectGroupMembers(t, bed, bed.B, group)
 	if n < 1 {
 		t.Fatalf("MM2 replicates, yet its Connect group %s on %s has %d members (%s)", group, al.B, n, state)
@@ -382,6 +402,21 @@ func TestInteropRefusesWhileMM2Runs(t *testing.T) {
 			t.Errorf("failover while MM2 runs wrote %s: %s", k, v)
 		}
 	}
+	// kmm failback of the flow (marked FAILED_OVER here) refuses while MM2 runs it: exit 3
+	// naming the group, no run journaled, the flow left FAILED_OVER; then the mark is undone.
+	markFlow(t, bed.B, &flowstate.Flow{Flow: flow, State: flowstate.FailedOver, Epoch: 2, At: time.Now()})
+	r = Run(t, "failback", props, "--flow", flow, "--quiet-for", "0s", "--timeout", "30s", "--yes")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "Apache MirrorMaker 2 is running flow "+flow+" (Connect group "+group+" on "+al.B) || !strings.Contains(r.Stderr, "nothing was changed") {
+		t.Errorf("failback while MM2 runs: exit %d, want 3 naming %s\n%s", r.Code, group, r.Stderr)
+	}
+	st = readState(t, bed.B)
+	if v := st[plan.RunKey("failback", flow)]; v != nil {
+		t.Errorf("failback while MM2 runs journaled a run: %s", v)
+	}
+	if f, _ := flowstate.DecodeFlow(st[flowstate.FlowKey(al.A, al.B)]); f == nil || f.State != flowstate.FailedOver || f.Epoch != 2 {
+		t.Errorf("failback while MM2 runs changed the flow state: %+v", f)
+	}
+	markFlow(t, bed.B, &flowstate.Flow{Flow: flow, State: flowstate.Replicating, Epoch: 3, At: time.Now()})
 
 	p = startKMM(t, "replicate", props, "--force", "-o", "json")
 	if waitStartedOrExited(t, p, flow, time.Minute) {
