@@ -203,13 +203,53 @@ func TestFailoverFenceACLAndReverseProgress(t *testing.T) {
 	}
 	t.Logf("reverse flow copied %d post-failover record(s), 0 of the %d before the cut", copied, written)
 
-	// Failback removes the fence: alice writes to A again; the ACL is gone from the cluster.
-	r = Run(t, "failback", props, "--flow", ab, "--quiet-for", "1s", "--timeout", "1m", "--yes")
-	if r.Code != 0 || !strings.Contains(r.Stderr, "remove-fence: applied (acls=1)") {
+	// Failback fences B (--fence acl): killed right after its fence step, alice is refused on
+	// B; the re-run completes, removes both fences (failover's on A, its own on B) before the
+	// flow replicates again: alice writes to A and B again; no fence ACL is left on either.
+	fbArgs := []string{"failback", props, "--flow", ab, "--fence", "acl", "--fence-principal", "User:alice", "--timeout", "1m", "--yes"}
+	d := Run(t, append(fbArgs, "--dry-run", "-o", "json")...)
+	var dry struct {
+		Plan struct {
+			Steps []struct{ ID, Kind, Cluster string } `json:"steps"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(d.Stdout), &dry); d.Code != 0 || err != nil {
+		t.Fatalf("failback --dry-run: exit %d %v\n%s", d.Code, err, d.Stderr)
+	}
+	fenceStep := 0
+	for i, s := range dry.Plan.Steps {
+		if s.ID == "fence/acl" && s.Cluster == al.B {
+			fenceStep = i + 1
+		}
+	}
+	if fenceStep == 0 {
+		t.Fatalf("no fence/acl step on %s in the failback plan: %+v", al.B, dry.Plan.Steps)
+	}
+	aliceB := aliceProducer(t, bed.B) // (no write before: the drain would wait for its copy)
+	aclB := acl
+	t.Cleanup(func() { _ = bed.B.Admin(t).DeleteACLs(context.Background(), aclB) })
+	killAtPause(t, fenceStep, 2*time.Minute, fbArgs...)
+	if err := aliceWrite(aliceB, topic); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authoriz") {
+		t.Errorf("alice's write to B during the failback: %v (want an authorization error)", err)
+	}
+	r = Run(t, fbArgs...)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "remove-fence: applied (acls=1)") || !strings.Contains(r.Stderr, "remove-fence/"+al.B+": applied (acls=1)") {
 		t.Fatalf("failback: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if err := aliceWrite(alice, topic); err != nil {
 		t.Errorf("alice cannot write after failback removed the fence: %v", err)
+	}
+	if err := aliceWrite(aliceB, topic); err != nil {
+		t.Errorf("alice cannot write to B after failback removed its fence: %v", err)
+	}
+	aclsB, err := bed.B.Admin(t).DescribeTopicACLs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range aclsB {
+		if a == aclB {
+			t.Errorf("failback's fence ACL is still on B: %s", a)
+		}
 	}
 	acls, err := bed.A.Admin(t).DescribeTopicACLs(context.Background())
 	if err != nil {

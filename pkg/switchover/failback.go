@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,7 +78,7 @@ type FailbackOptions struct {
 	Timeout  time.Duration
 	By       string
 	Force    bool
-	Fence    FenceOptions // none or hook (on T)
+	Fence    FenceOptions // none, acl or hook (on T)
 	Progress func(msg string)
 	Meter    func(what string, total int64) Meter
 	// Drift: differences in topic configs and ACL coverage between S's topics and their copies on
@@ -255,12 +256,19 @@ func (fb *Failback) Plan() (*plan.Plan, error) {
 			Writes: fmt.Sprintf("resume positions of %s at %s's ends at the cut (reverse_ends), where none is stored yet, in %s on %s", rev.Name(), f.Target, rev.OffsetsTopic, f.Source),
 			Why:    fmt.Sprintf("%s copies only what %s received after the cut (no echo of %s's own records)", rev.Name(), f.Target, f.Source)}, nil)
 	}
+	var tFence []flowstate.FenceACL // --fence acl on T: removed before the flow replicates again
 	switch fb.Opt.Fence.Method {
+	case FenceACL:
+		tFence = FenceACLs(fb.revTopics(), fb.Opt.Fence.Principals)
+		add(plan.Step{ID: "fence/acl", Kind: KindFence, Cluster: f.Target,
+			Writes: fmt.Sprintf("DENY WRITE ACLs on %s: %d topic(s) x %s", f.Target, len(fb.revTopics()), strings.Join(fb.Opt.Fence.Principals, ", ")),
+			Why:    "no producer may write to " + f.Target + " while its records are copied back and the groups translated; removed before " + f.Name() + " replicates again",
+			Expect: map[string]int64{"acls": int64(len(tFence))}}, FenceParams{Method: FenceACL, ACLs: tFence})
 	case FenceHook:
 		add(plan.Step{ID: "fence/hook", Kind: KindFence, Cluster: f.Target,
 			Writes: fmt.Sprintf("whatever the hook does: sh -c %q", fb.Opt.Fence.Command),
 			Why:    "the hook stops the writers on " + f.Target}, FenceParams{Method: FenceHook, Command: fb.Opt.Fence.Command})
-	default:
+	case "", FenceNone:
 		if fb.Opt.QuietFor > 0 {
 			add(plan.Step{ID: "fence/quiet", Kind: KindWaitQuiet, Cluster: f.Target,
 				Writes: fmt.Sprintf("nothing: waits until no end offset of the reverse flow's %d partition(s) on %s moves for %s", len(fb.RevTPs), f.Target, fb.Opt.QuietFor),
@@ -279,6 +287,12 @@ func (fb *Failback) Plan() (*plan.Plan, error) {
 		add(plan.Step{ID: "remove-fence", Kind: KindRemoveFence, Cluster: fc.Cluster,
 			Writes: fmt.Sprintf("deletes failover's %d DENY WRITE ACL(s) on %s", len(fc.ACLs), fc.Cluster),
 			Why:    "the producers write to " + f.Source + " again", Expect: map[string]int64{"acls": int64(len(fc.ACLs))}}, nil)
+	}
+	if len(tFence) > 0 {
+		add(plan.Step{ID: "remove-fence/" + f.Target, Kind: KindRemoveFence, Cluster: f.Target,
+			Writes: fmt.Sprintf("deletes this failback's %d DENY WRITE ACL(s) on %s", len(tFence), f.Target),
+			Why:    f.Name() + " (and " + f.Target + "'s own producers, as you choose) write to " + f.Target + " again", Expect: map[string]int64{"acls": int64(len(tFence))}},
+			FenceParams{Method: FenceACL, ACLs: tFence})
 	}
 	add(plan.Step{ID: "forward-progress", Kind: KindStoreForward, Cluster: f.Target,
 		Writes: fmt.Sprintf("resume positions of %s at %s's ends now in %s on %s", f.Name(), f.Source, f.OffsetsTopic, f.Target),
@@ -543,20 +557,50 @@ func (a storeReverseAt) Apply(ctx context.Context, _ plan.Step) (map[string]int6
 
 type removeFence struct{ fb *Failback }
 
-func (a removeFence) Check(ctx context.Context, _ plan.Step) (bool, error) {
-	_, n, err := HasACLs(ctx, a.fb.S, a.fb.State.Fence.ACLs)
+// of returns the step's ACLs and their cluster: failback's own fence on T (in the step's
+// params), or failover's on S (in the flow state).
+func (a removeFence) of(s plan.Step) ([]flowstate.FenceACL, cluster.Cluster, string, error) {
+	if len(s.Params) > 0 {
+		p, err := fenceParams(s)
+		return p.ACLs, a.fb.T, a.fb.F.Target, err
+	}
+	return a.fb.State.Fence.ACLs, a.fb.S, a.fb.F.Source, nil
+}
+
+func (a removeFence) Check(ctx context.Context, s plan.Step) (bool, error) {
+	acls, c, _, err := a.of(s)
+	if err != nil {
+		return false, err
+	}
+	_, n, err := HasACLs(ctx, c, acls)
 	return n == 0, err
 }
 
-func (a removeFence) Apply(ctx context.Context, _ plan.Step) (map[string]int64, error) {
-	bs := make([]cluster.ACL, len(a.fb.State.Fence.ACLs))
-	for i, x := range a.fb.State.Fence.ACLs {
+func (a removeFence) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
+	acls, c, alias, err := a.of(s)
+	if err != nil {
+		return nil, err
+	}
+	bs := make([]cluster.ACL, len(acls))
+	for i, x := range acls {
 		bs[i] = ACLBinding(x)
 	}
-	if err := a.fb.S.DeleteACLs(ctx, bs...); err != nil {
-		return nil, fmt.Errorf("deleting the fence's ACLs on %s: %w", a.fb.F.Source, err)
+	if err := c.DeleteACLs(ctx, bs...); err != nil {
+		return nil, fmt.Errorf("deleting the fence's ACLs on %s: %w", alias, err)
 	}
 	return map[string]int64{"acls": int64(len(bs))}, nil
+}
+
+// revTopics are the topics on T the reverse flow copies, sorted, once each.
+func (fb *Failback) revTopics() []string {
+	var ts []string
+	for _, tp := range fb.RevTPs {
+		if !slices.Contains(ts, tp.Topic) {
+			ts = append(ts, tp.Topic)
+		}
+	}
+	slices.Sort(ts)
+	return ts
 }
 
 type storeForward struct{ fb *Failback }

@@ -29,19 +29,20 @@ import (
 
 // Options are the flags and arguments of `kmm failback`.
 type Options struct {
-	File         mm2conf.LoadOptions
-	Flow         flow.Selector
-	Output       string
-	Groups       []string
-	GroupsRegex  string
-	Stranded     string
-	Fence        string
-	FenceCommand string
-	QuietFor     time.Duration
-	Timeout      time.Duration
-	Force        bool
-	MaxRevLag    int64 // --max-reverse-lag (-1: no gate)
-	ApplyOpts    cmdutil.ApplyOptions
+	File            mm2conf.LoadOptions
+	Flow            flow.Selector
+	Output          string
+	Groups          []string
+	GroupsRegex     string
+	Stranded        string
+	Fence           string
+	FencePrincipals []string
+	FenceCommand    string
+	QuietFor        time.Duration
+	Timeout         time.Duration
+	Force           bool
+	MaxRevLag       int64 // --max-reverse-lag (-1: no gate)
+	ApplyOpts       cmdutil.ApplyOptions
 }
 
 // Command returns `kmm failback`.
@@ -71,7 +72,8 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 				&cli.StringSliceFlag{Name: "group", Usage: "move these groups back (default: the flow's groups filter)"},
 				&cli.StringFlag{Name: "groups", Usage: "move back the groups matching this Java regex"},
 				&cli.StringFlag{Name: "stranded", Value: switchover.StrandedQuarantine, Usage: "records written on the source that never reached the target: quarantine (copy to kmm.stranded.<topic>, groups move past them), skip (groups move past them), deliver (groups read them)"},
-				&cli.StringFlag{Name: "fence", Value: "none", Usage: "how writers on the target are stopped: none (you stop them; see --quiet-for) or hook (--fence-command)"},
+				&cli.StringFlag{Name: "fence", Value: "none", Usage: "how writers on the target are stopped: none (you stop them; see --quiet-for), acl (DENY WRITE ACLs for --fence-principal on the target's topics the reverse flow copies, removed before the flow replicates again) or hook (--fence-command)"},
+				&cli.StringSliceFlag{Name: "fence-principal", Usage: "--fence acl: deny this `PRINCIPAL` writes to the target's topics during the failback (repeatable; User:* denies every principal that is not a super user)"},
 				&cli.StringFlag{Name: "fence-command", Usage: "--fence hook: a shell `COMMAND` that stops the writers on the target; a non-zero exit stops the failback with exit 3"},
 				&cli.DurationFlag{Name: "quiet-for", Value: 10 * time.Second, Usage: "with --fence none: wait until no end offset the reverse flow copies has moved for this long (0: do not wait)"},
 				&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound of each wait (quiet target, reverse drain)"},
@@ -91,7 +93,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 				return err
 			}
 			o := &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"),
-				Stranded: c.String("stranded"), Fence: c.String("fence"), FenceCommand: c.String("fence-command"), QuietFor: c.Duration("quiet-for"),
+				Stranded: c.String("stranded"), Fence: c.String("fence"), FencePrincipals: c.StringSlice("fence-principal"), FenceCommand: c.String("fence-command"), QuietFor: c.Duration("quiet-for"),
 				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRevLag: c.Int64("max-reverse-lag"),
 				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}
 			if path := c.String("plan"); path != "" {
@@ -125,8 +127,11 @@ func applyDrill(d *drill.Drill, o *Options, set func(string) bool) {
 	if d.Timeout.Set && !set("timeout") {
 		o.Timeout = d.Timeout.Duration
 	}
-	if d.Fence.Method != "" && d.Fence.Method != switchover.FenceACL && !set("fence") {
+	if d.Fence.Method != "" && !set("fence") {
 		o.Fence = d.Fence.Method
+	}
+	if len(d.Fence.Principals) > 0 && !set("fence-principal") {
+		o.FencePrincipals = d.Fence.Principals
 	}
 	if d.Fence.Command != "" && !set("fence-command") {
 		o.FenceCommand = d.Fence.Command
@@ -166,6 +171,9 @@ func checkFlags(o *Options) error {
 	default:
 		return kerr.WithHint(kerr.New(kerr.Usage, "--stranded %q: unknown", o.Stranded), "use --stranded quarantine, skip or deliver")
 	}
+	if o.Fence != switchover.FenceACL && len(o.FencePrincipals) > 0 {
+		return kerr.New(kerr.Usage, "--fence-principal needs --fence acl")
+	}
 	switch o.Fence {
 	case "", switchover.FenceNone:
 		if o.FenceCommand != "" {
@@ -176,9 +184,20 @@ func checkFlags(o *Options) error {
 			return kerr.New(kerr.Usage, "--fence hook needs --fence-command")
 		}
 	case switchover.FenceACL:
-		return kerr.WithHint(kerr.New(kerr.Usage, "--fence acl: failback does not fence the target with ACLs yet"), "stop the writers on the target and use --fence none --quiet-for 10s, or --fence hook")
+		if o.FenceCommand != "" {
+			return kerr.New(kerr.Usage, "--fence-command needs --fence hook")
+		}
+		if len(o.FencePrincipals) == 0 {
+			return kerr.WithHint(kerr.New(kerr.Usage, "--fence acl needs at least one --fence-principal"),
+				"name the producers' principals on the target (--fence-principal User:orders-app), or --fence-principal 'User:*' for every principal that is not a super user")
+		}
+		for _, p := range o.FencePrincipals {
+			if err := switchover.CheckPrincipal(p); err != nil {
+				return kerr.Wrap(kerr.Usage, fmt.Errorf("--fence-principal: %w", err))
+			}
+		}
 	default:
-		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: unknown", o.Fence), "use --fence none or hook")
+		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: unknown", o.Fence), "use --fence none, acl or hook")
 	}
 	return nil
 }
@@ -461,5 +480,5 @@ func preflight(ctx context.Context, fac *cmdutil.Factory, errOut io.Writer, o *O
 	}
 	return &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, State: st, Groups: groups, RevTPs: revTPs, Stranded: stranded, RemoteWrites: remoteWrites,
 		Opt: switchover.FailbackOptions{Stranded: o.Stranded, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force,
-			Fence: switchover.FenceOptions{Method: o.Fence, Command: o.FenceCommand}, Drift: cmdutil.Drift(ctx, fac, f)}}, nil
+			Fence: switchover.FenceOptions{Method: o.Fence, Principals: o.FencePrincipals, Command: o.FenceCommand}, Drift: cmdutil.Drift(ctx, fac, f)}}, nil
 }
