@@ -210,10 +210,17 @@ func failbackRoundTrip(t *testing.T, pol string) {
 			t.Errorf("the refused failback journaled a run: %s", v)
 		}
 	}
-	kr := startKMM(t, "replicate", revProps)
 	mode := map[string]string{"identity": "deliver", "default": "quarantine"}[pol]
 	args := append(append([]string{"failback", props, "--flow", ab}, groups...), "--stranded", mode,
 		"--quiet-for", "1s", "--timeout", "2m", "--yes", "-o", "json")
+	// Default: the user runs B->A; Identity: failback runs it in process (--start-reverse: the
+	// file leaves B->A disabled), drains it and stops it.
+	var kr *proc
+	if pol == "default" {
+		kr = startKMM(t, "replicate", revProps)
+	} else {
+		args = append(args, "--start-reverse")
+	}
 	if pol == "identity" {
 		// --stranded skip, dry: no copy step, the 20 records counted and the note says the groups
 		// move past them (the move itself is quarantine's, checked under Default).
@@ -268,8 +275,18 @@ func failbackRoundTrip(t *testing.T, pol string) {
 	if r.Code != 0 {
 		t.Fatalf("failback: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if code := kr.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
-		t.Errorf("replicate B->A exit %d", code)
+	if kr != nil {
+		if code := kr.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+			t.Errorf("replicate B->A exit %d", code)
+		}
+	} else {
+		// The in-process B->A stopped after the drain with its progress at B's ends (200 per partition).
+		if !strings.Contains(r.Stderr, "starting "+ba+" in this process (--start-reverse)") || !strings.Contains(r.Stderr, ba+" drained and stopped") {
+			t.Errorf("--start-reverse did not say it ran and stopped %s:\n%s", ba, r.Stderr)
+		}
+		if pos := sourcePositionsOf(t, bed.A, al.B, al.B, topic); pos[0] != 199 || pos[1] != 199 {
+			t.Errorf("B->A's stored progress on A after --start-reverse: %v, want 199 per partition (B's ends)", pos)
+		}
 	}
 	var env struct {
 		Items []switchover.ExactOffset              `json:"items"`

@@ -19,6 +19,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/buildinfo"
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/cmd/replicatecmd"
 	"github.com/kmmproject/kmm/pkg/groupprobe"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
@@ -151,7 +152,8 @@ func newApp(io *iostreams.IOStreams) *cli.App { return newAppWith(io, rdkafka.Op
 
 func newAppWith(io *iostreams.IOStreams, clusters cluster.Opener) *cli.App {
 	f := &Factory{IO: io}
-	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: clusters, Groups: groupprobe.Prober{}, Getenv: os.Getenv}
+	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: clusters, Groups: groupprobe.Prober{}, Getenv: os.Getenv,
+		Replicate: replicatecmd.RunFlows}
 	a := &cli.App{
 		Name:                 "kmm",
 		Usage:                "failover-focused Kafka cross-cluster replication, MirrorMaker 2 compatible",

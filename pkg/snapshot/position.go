@@ -136,13 +136,14 @@ func Positions(ctx context.Context, q PositionQuery) (map[cluster.TP]PositionEvi
 }
 
 // SameRecord reports whether two records carry the same key, value, timestamp and headers (a
-// record and its copy).
+// record and its copy; a trailing kmm provenance header is not content).
 func SameRecord(a, b cluster.Record) bool {
-	if !bytes.Equal(a.Key, b.Key) || !bytes.Equal(a.Value, b.Value) || !a.Timestamp.Equal(b.Timestamp) || len(a.Headers) != len(b.Headers) {
+	ah, bh := cluster.WithoutOrigin(a.Headers), cluster.WithoutOrigin(b.Headers)
+	if !bytes.Equal(a.Key, b.Key) || !bytes.Equal(a.Value, b.Value) || !a.Timestamp.Equal(b.Timestamp) || len(ah) != len(bh) {
 		return false
 	}
-	for i := range a.Headers {
-		if a.Headers[i].Key != b.Headers[i].Key || !bytes.Equal(a.Headers[i].Value, b.Headers[i].Value) {
+	for i := range ah {
+		if ah[i].Key != bh[i].Key || !bytes.Equal(ah[i].Value, bh[i].Value) {
 			return false
 		}
 	}

@@ -77,7 +77,7 @@ func digestOf(r cluster.Record) digest {
 	}
 	binary.BigEndian.PutUint64(b[:], uint64(r.Timestamp.UnixMilli()))
 	h.Write(b[:])
-	for _, hd := range r.Headers {
+	for _, hd := range cluster.WithoutOrigin(r.Headers) { // kmm's provenance header is not content
 		write([]byte(hd.Key))
 		write(hd.Value)
 	}

@@ -84,6 +84,10 @@ type FailbackOptions struct {
 	// Drift: differences in topic configs and ACL coverage between S's topics and their copies on
 	// T, reported in the plan's notes (never a refusal).
 	Drift []string
+	// StartReverse (--start-reverse) runs the reverse flow T->S in this process until ctx ends,
+	// then drains it and stores its progress: the drain step runs it for the catch-up and stops
+	// it once T->S has copied everything. nil: the user runs kmm replicate T->S.
+	StartReverse func(ctx context.Context) error
 }
 
 // Failback plans and applies `kmm failback` of flow F (S->T, FAILED_OVER): S becomes the primary
@@ -275,8 +279,12 @@ func (fb *Failback) Plan() (*plan.Plan, error) {
 				Why:    "--fence none: the writers on " + f.Target + " are stopped by you"}, nil)
 		}
 	}
+	runs := fmt.Sprintf("run kmm replicate FILE --flow '%s'", rev.Name())
+	if fb.Opt.StartReverse != nil {
+		runs = "--start-reverse: kmm runs it in this process until then, and stops it"
+	}
 	add(plan.Step{ID: "drain", Kind: KindDrain, Cluster: f.Source,
-		Writes: fmt.Sprintf("nothing: waits until %s has copied all %d partition(s) to %s's end (run kmm replicate FILE --flow '%s')", rev.Name(), len(fb.RevTPs), f.Target, rev.Name()),
+		Writes: fmt.Sprintf("nothing: waits until %s has copied all %d partition(s) to %s's end (%s)", rev.Name(), len(fb.RevTPs), f.Target, runs),
 		Why:    "the groups' positions on " + f.Target + " translate exactly only when the reverse copy is complete"}, nil)
 	for _, g := range fb.Groups {
 		add(plan.Step{ID: CommitStepID(g), Kind: KindCommitBack, Cluster: f.Source,
@@ -312,7 +320,7 @@ func (fb *Failback) Actions() map[string]plan.Action {
 		KindStoreReverseAt: storeReverseAt{fb},
 		KindFence:          fence{rf},
 		KindWaitQuiet:      waitQuiet{rf},
-		KindDrain:          drainBack{drain{rf}, fb.Rev},
+		KindDrain:          drainBack{drain{rf}, fb.Rev, fb},
 		KindCommitBack:     commitBack{fb},
 		KindRemoveFence:    removeFence{fb},
 		KindStoreForward:   storeForward{fb},
@@ -340,14 +348,60 @@ func (fb *Failback) Translated() []ExactOffset {
 type drainBack struct {
 	drain
 	rev *flow.Flow
+	fb  *Failback
 }
 
 func (a drainBack) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
-	n, err := a.drain.Apply(ctx, s)
-	if err != nil && kerr.KindOf(err) == kerr.CheckFailed {
-		err = kerr.WithHint(err, fmt.Sprintf("is the reverse flow running? kmm replicate FILE --flow '%s' (then run kmm failback again: it resumes)", a.rev.Name()))
+	start := a.fb.Opt.StartReverse
+	if start == nil {
+		n, err := a.drain.Apply(ctx, s)
+		if err != nil && kerr.KindOf(err) == kerr.CheckFailed {
+			err = kerr.WithHint(err, fmt.Sprintf("is the reverse flow running? kmm replicate FILE --flow '%s' (then run kmm failback again: it resumes)", a.rev.Name()))
+		}
+		return n, err
 	}
-	return n, err
+	// --start-reverse: the reverse flow runs here until drained, then stops (its progress
+	// stored). It ending early stops the drain with its error.
+	began := time.Now()
+	a.fb.progress("starting %s in this process (--start-reverse)", a.rev.Name())
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ended := make(chan error, 1)
+	go func() { ended <- start(rctx) }()
+	dctx, cancelDrain := context.WithCancel(ctx)
+	var early error
+	go func() {
+		select {
+		case err := <-ended:
+			if err == nil {
+				err = fmt.Errorf("the reverse flow %s stopped before the drain ended", a.rev.Name())
+			}
+			early = err
+			ended <- err // for the stop below
+			cancelDrain()
+		case <-dctx.Done():
+		}
+	}()
+	n, err := a.drain.Apply(dctx, s)
+	cancelDrain()
+	stop()
+	stopAt := time.Now()
+	rerr := <-ended
+	if early != nil {
+		return n, fmt.Errorf("reverse flow %s (--start-reverse): %w", a.rev.Name(), early)
+	}
+	if err != nil {
+		return n, err
+	}
+	if rerr != nil {
+		return n, fmt.Errorf("stopping the reverse flow %s (--start-reverse): %w", a.rev.Name(), rerr)
+	}
+	a.fb.progress("%s drained and stopped (ran %s, stop %s)", a.rev.Name(), time.Since(began).Round(100*time.Millisecond), time.Since(stopAt).Round(100*time.Millisecond))
+	if n == nil {
+		n = map[string]int64{}
+	}
+	n["reverse_run_ms"] = time.Since(began).Milliseconds()
+	return n, nil
 }
 
 type markBack struct{ fb *Failback }

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -28,6 +29,9 @@ type Factory struct {
 	Groups cluster.GroupProber
 	// Getenv reads the environment (test-only hooks such as KMM_TEST_PAUSE_AFTER_STEP).
 	Getenv func(string) string
+	// Replicate runs flows in this process with kmm replicate's engine until ctx ends, then
+	// drains them (progress stored) and returns (failback --start-reverse); nil: not available.
+	Replicate func(ctx context.Context, flows []*flow.Flow) error
 }
 
 // NewTestFactory returns a factory over in-memory streams with the given opener and clock; the

@@ -42,6 +42,7 @@ type Options struct {
 	Timeout         time.Duration
 	Force           bool
 	MaxRevLag       int64 // --max-reverse-lag (-1: no gate)
+	StartReverse    bool
 	ApplyOpts       cmdutil.ApplyOptions
 }
 
@@ -78,6 +79,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 				&cli.DurationFlag{Name: "quiet-for", Value: 10 * time.Second, Usage: "with --fence none: wait until no end offset the reverse flow copies has moved for this long (0: do not wait)"},
 				&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound of each wait (quiet target, reverse drain)"},
 				&cli.Int64Flag{Name: "max-reverse-lag", Value: -1, Usage: "refuse (exit 3, nothing changed) when the reverse flow has more records than this left to copy"},
+				&cli.BoolFlag{Name: "start-reverse", Usage: "run the reverse flow T->S in this process (kmm replicate's engine) for the catch-up: started at the drain, stopped once it has copied everything (its progress stored)"},
 				&cli.BoolFlag{Name: "force", Usage: "also move groups that have members on the source or the target"},
 				&cli.StringFlag{Name: "plan", Usage: "a drill plan (TOML: flow, groups, timeout, fence); flags given win"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "print the plan, change nothing"},
@@ -94,7 +96,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 			}
 			o := &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"),
 				Stranded: c.String("stranded"), Fence: c.String("fence"), FencePrincipals: c.StringSlice("fence-principal"), FenceCommand: c.String("fence-command"), QuietFor: c.Duration("quiet-for"),
-				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRevLag: c.Int64("max-reverse-lag"),
+				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRevLag: c.Int64("max-reverse-lag"), StartReverse: c.Bool("start-reverse"),
 				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}
 			if path := c.String("plan"); path != "" {
 				d, err := drill.Load(path)
@@ -108,6 +110,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 	},
 		cmdutil.Example{What: "see the plan of a failback, change nothing", Cmd: "kmm failback mirror-maker.properties --flow 'A->B' --dry-run"},
 		cmdutil.Example{What: "fail back, quarantining the records stranded on A", Cmd: "kmm failback mirror-maker.properties --flow 'A->B' --stranded quarantine --quiet-for 10s --yes"},
+		cmdutil.Example{What: "fail back with B->A run by failback itself, B's producers fenced by ACLs", Cmd: "kmm failback mirror-maker.properties --flow 'A->B' --start-reverse --fence acl --fence-principal User:orders-app --yes"},
 		cmdutil.Example{What: "fail back the groups matching a regex, the report as JSON", Cmd: "kmm failback mirror-maker.properties --flow 'A->B' --groups 'billing|orders-.*' --yes -o json"},
 	)
 }
@@ -456,6 +459,9 @@ func preflight(ctx context.Context, fac *cmdutil.Factory, errOut io.Writer, o *O
 		if alive > 1 {
 			problems = append(problems, fmt.Sprintf("%d kmm replicate processes run %s: keep one (or --force)", alive, rev.Name()))
 		}
+		if o.StartReverse && alive > 0 {
+			problems = append(problems, fmt.Sprintf("--start-reverse, but a kmm replicate process already runs %s: stop it, or drop --start-reverse (or --force)", rev.Name()))
+		}
 	}
 	if len(problems) > 0 {
 		return nil, kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", strings.Join(problems, "\n  "))
@@ -478,7 +484,24 @@ func preflight(ctx context.Context, fac *cmdutil.Factory, errOut io.Writer, o *O
 	if err != nil {
 		return nil, err
 	}
+	var startRev func(context.Context) error
+	if o.StartReverse {
+		if fac.Replicate == nil {
+			return nil, kerr.New(kerr.Usage, "--start-reverse: this build cannot run flows in process")
+		}
+		// The file may leave T->S disabled (it drives kmm replicate; MM2 then runs it for
+		// heartbeats only): enabled here, with the offset syncs failback translates over.
+		r := *rev
+		r.Enabled, r.EmitOffsetSyncs = true, true
+		if r.TopicFilter == nil {
+			return nil, kerr.New(kerr.Usage, "--start-reverse: flow %s has no topics filter in the file (set %s.topics)", rev.Name(), rev.Name())
+		}
+		if err := r.Validate(); err != nil {
+			return nil, kerr.Wrap(kerr.Usage, err)
+		}
+		startRev = func(ctx context.Context) error { return fac.Replicate(ctx, []*flow.Flow{&r}) }
+	}
 	return &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, State: st, Groups: groups, RevTPs: revTPs, Stranded: stranded, RemoteWrites: remoteWrites,
-		Opt: switchover.FailbackOptions{Stranded: o.Stranded, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force,
+		Opt: switchover.FailbackOptions{StartReverse: startRev, Stranded: o.Stranded, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force,
 			Fence: switchover.FenceOptions{Method: o.Fence, Principals: o.FencePrincipals, Command: o.FenceCommand}, Drift: cmdutil.Drift(ctx, fac, f)}}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/buildinfo"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/httpapi/replsource"
 	"github.com/kmmproject/kmm/pkg/kerr"
@@ -204,4 +205,16 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			return kerr.New(kerr.Interrupted, "aborted by a second %s before the drain finished; records since the last stored position will be copied again", s)
 		}
 	}
+}
+
+// RunFlows runs flows in this process with the replicate engine until ctx ends, then drains
+// them (acknowledged progress stored, leases released) and returns: kmm failback
+// --start-reverse runs the reverse flow this way for the duration of its catch-up. Its events
+// are not printed (the caller reports); a stop that is only ctx's end returns nil.
+func RunFlows(ctx context.Context, flows []*flow.Flow) error {
+	err := replicator.Run(ctx, flows, replicator.Options{ShutdownTimeout: 30 * time.Second, ProgressEvery: -1})
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
