@@ -70,7 +70,7 @@ demo: build testbed-up ## replicate A->B on the local test bed with testdata/dem
 bench: build testbed-up ## kmm replicate vs MirrorMaker 2 vs the ceiling -> docs/benchmarks.{md,json,png} (BENCH_SCALE, BENCH_REPEATS)
 	$(GO) run ./scripts/bench
 
-bench-failover: testbed-up ## planned failover's translate+commit of 500 groups x 50 partitions, kmm vs MM2's RemoteClusterUtils + kafka-consumer-groups (BENCH_GROUPS, BENCH_PARTITIONS) -> .testbed/bench-failover
+bench-failover: testbed-up ## planned failover's and failback's translate+commit of 500 groups x 50 partitions, kmm vs MM2's RemoteClusterUtils + kafka-consumer-groups (BENCH_GROUPS, BENCH_PARTITIONS) -> .testbed/bench-failover
 	$(GO) run ./scripts/benchfailover
 
 bench-smoke: build testbed-up ## the benchmark harness at tiny sizes (CI): checks it end to end, output in .testbed/bench-smoke

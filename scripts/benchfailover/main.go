@@ -1,6 +1,7 @@
 // Command benchfailover is `make bench-failover`: the translate + commit part of a planned
 // failover (no fence, no drain) of BENCH_GROUPS groups (default 500) × BENCH_PARTITIONS
-// partitions (default 50) on the local test bed, timed for kmm (pkg/switchover's exact
+// partitions (default 50) on the local test bed, then the same of kmm failback of those groups
+// (reverse translation over the flow's offset syncs, commits on A), timed for kmm (pkg/switchover's exact
 // translation and its commit steps through the plan executor, journaled in __kmm_state) and, in
 // the same run on the same groups, for MirrorMaker 2's way: RemoteClusterUtils.translateOffsets
 // per group plus the commit of kafka-consumer-groups --reset-offsets (FailoverBench.java against
@@ -33,6 +34,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
+	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
@@ -86,6 +88,14 @@ type Result struct {
 	LoadAfter          string    `json:"loadavg_after"`
 	CPUs               int       `json:"cpus"`
 	KMMWithin5s        bool      `json:"kmm_within_5s"`
+	// Failback of the same groups (translated back in reverse over the flow's offset syncs,
+	// committed on A through the executor, one journaled step per group).
+	FailbackTranslateMs int64 `json:"failback_translate_ms"`
+	FailbackCommitMs    int64 `json:"failback_commit_ms"`
+	FailbackTotalMs     int64 `json:"failback_total_ms"`
+	FailbackExact       int   `json:"failback_exact"`
+	FailbackPartitions  int   `json:"failback_group_partitions"`
+	FailbackWithin5s    bool  `json:"failback_within_5s"`
 	CLIExtrapolateNote string    `json:"cli_note"`
 }
 
@@ -117,6 +127,7 @@ func main() {
 		"B.bootstrap.servers = " + bootB,
 		alias + "->B.enabled = true",
 		alias + "->B.topics = " + topic,
+		"B->" + alias + ".topics = " + topic, // failback's reverse flow (heartbeats only: nothing to copy back here)
 		"replication.factor = 1", "checkpoints.topic.replication.factor = 1", "offset-syncs.topic.replication.factor = 1",
 		"heartbeats.topic.replication.factor = 1", "offset.storage.replication.factor = 1", "status.storage.replication.factor = 1",
 		"config.storage.replication.factor = 1", "",
@@ -136,6 +147,7 @@ func main() {
 	defer tgt.Close()
 	remote := f.Policy.FormatRemoteTopic(f.SourceAlias, topic)
 	ckTopic := f.Policy.CheckpointsTopic(f.SourceAlias)
+	syncsTopic := f.Policy.OffsetSyncsTopic(f.TargetAlias) // on A: failback's reverse translation reads it
 	names := make([]string, groups)
 	for i := range names {
 		names[i] = prefix + strconv.Itoa(i)
@@ -147,6 +159,7 @@ func main() {
 		_ = tgt.DeleteGroups(dctx, names...)
 		_ = src.DeleteTopics(dctx, topic)
 		_ = tgt.DeleteTopics(dctx, remote, ckTopic)
+		_ = src.DeleteTopics(dctx, syncsTopic)
 	}()
 
 	// Setup (not timed): identical records on both sides, group offsets on A, checkpoints on B.
@@ -287,6 +300,7 @@ func main() {
 		res.CLIExtrapolatedMs = res.CLIPerGroupMs * int64(groups)
 		res.CLIExtrapolateNote = fmt.Sprintf("kafka-consumer-groups --reset-offsets --from-file --execute run %d time(s) (one JVM each, ConsumerGroupCommand from the bed's jars); the mean × %d groups", res.CLISamples, groups)
 	}
+	must(failback(ctx, &res, flows, f, src, tgt, names, tps, topic, remote, syncsTopic, recs), "failback")
 	res.LoadAfter = loadavg()
 
 	md := fmt.Sprintf(`# bench-failover (%s)
@@ -300,20 +314,123 @@ records per partition; fence and drain excluded. Machine: %d CPU(s), load averag
 | kmm (exact translation, one journaled commit step per group) | %d ms | %d ms | **%d ms** |
 | MM2 RemoteClusterUtils.translateOffsets + reset commit per group (one JVM) | %d ms | %d ms | **%d ms** |
 | MM2 runbook: kafka-consumer-groups --reset-offsets per group (extrapolated) | | %d ms per group | **%d ms** |
+| kmm failback of the same groups (reverse translation, one journaled commit step per group) | %d ms | %d ms | **%d ms** |
 
 kmm: %d of %d group partitions translated exactly (the record at the target offset equals the
 source's). Under 5 s: %v. MM2 translated %d group partitions. %s. %s
+Failback: %d of %d group partitions translated back exactly; under 5 s: %v (MM2 has no
+failback translation: its checkpoints map A's groups to B only).
 `, res.At.Format(time.RFC3339), groups, parts, res.GroupPartitions, recs, res.CPUs, res.LoadBefore, res.LoadAfter,
 		res.KMMTranslateMs, res.KMMCommitMs, res.KMMTotalMs, res.MM2TranslateMs, res.MM2CommitMs, res.MM2TotalMs,
-		res.CLIPerGroupMs, res.CLIExtrapolatedMs, res.KMMExact, res.GroupPartitions, res.KMMWithin5s, res.MM2Partitions, res.CLIExtrapolateNote, res.MM2Note)
+		res.CLIPerGroupMs, res.CLIExtrapolatedMs, res.FailbackTranslateMs, res.FailbackCommitMs, res.FailbackTotalMs,
+		res.KMMExact, res.GroupPartitions, res.KMMWithin5s, res.MM2Partitions, res.CLIExtrapolateNote, res.MM2Note,
+		res.FailbackExact, res.FailbackPartitions, res.FailbackWithin5s)
 	js, _ := json.MarshalIndent(res, "", "  ")
 	must(os.WriteFile(filepath.Join(out, "result.json"), append(js, '\n'), 0o644), "result.json")
 	must(os.WriteFile(filepath.Join(out, "result.md"), []byte(md), 0o644), "result.md")
 	fmt.Print(md)
-	if res.KMMExact != res.GroupPartitions || int(res.MM2Partitions) != res.MM2GroupsMeasured*parts {
-		fmt.Fprintf(os.Stderr, "bench-failover: translations incomplete: kmm %d exact, MM2 %d, of %d\n", res.KMMExact, res.MM2Partitions, res.GroupPartitions)
+	if res.KMMExact != res.GroupPartitions || int(res.MM2Partitions) != res.MM2GroupsMeasured*parts || res.FailbackExact != res.GroupPartitions || res.FailbackPartitions != res.GroupPartitions {
+		fmt.Fprintf(os.Stderr, "bench-failover: translations incomplete: kmm %d exact, MM2 %d, failback %d exact of %d, of %d\n",
+			res.KMMExact, res.MM2Partitions, res.FailbackExact, res.FailbackPartitions, res.GroupPartitions)
 		os.Exit(1)
 	}
+}
+
+// failback times kmm failback's translate + commit of the same groups: the flow marked FAILED_OVER
+// with a cut at the records' end (the copy complete), one offset sync per partition on A (record
+// 0 of A at 0 on B, as kmm replicate's first sync), the groups' offsets on B as the failover
+// committed them, their offsets on A moved to 0 first (so every commit step commits). Translated
+// back in reverse over the syncs, each result proved by comparing the records; committed on A
+// through the executor, one journaled step per group.
+func failback(ctx context.Context, res *Result, flows []*flow.Flow, f *flow.Flow, src, tgt cluster.Cluster, names []string, tps []cluster.TP, topic, remote, syncsTopic string, recs int) error {
+	rev, err := flow.One(flows, flow.Selector{Flow: f.Target + "->" + f.Source})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "bench-failover: failback setup (load %s)\n", loadavg())
+	if _, err := src.CreateTopics(ctx, []cluster.NewTopic{{Name: syncsTopic, Partitions: 1, RF: 1, Configs: map[string]string{"cleanup.policy": "compact"}}}); err != nil {
+		return err
+	}
+	var syncs []cluster.Record
+	cut := make([]flowstate.PartitionCut, len(tps))
+	for i, tp := range tps {
+		o := mm2wire.OffsetSync{Topic: topic, Partition: tp.Partition, UpstreamOffset: 0, DownstreamOffset: 0}
+		k, err := o.AppendKey(nil)
+		if err != nil {
+			return err
+		}
+		syncs = append(syncs, cluster.Record{Topic: syncsTopic, Partition: 0, Key: k, Value: o.AppendValue(nil), Timestamp: time.Now()})
+		cut[i] = flowstate.PartitionCut{Topic: topic, Partition: tp.Partition, SourceEnd: int64(recs), Replicated: int64(recs), TargetEnd: int64(recs)}
+	}
+	p, err := src.NewProducer(map[string]string{"acks": "all"})
+	if err != nil {
+		return err
+	}
+	_, err = p.ProduceSync(ctx, syncs)
+	p.Close()
+	if err != nil {
+		return err
+	}
+	zero := map[cluster.TP]cluster.OffsetMeta{}
+	for _, tp := range tps {
+		zero[tp] = cluster.OffsetMeta{Offset: 0}
+	}
+	for _, g := range names {
+		if err := src.AlterGroupOffsets(ctx, g, zero); err != nil {
+			return fmt.Errorf("moving %s on A to 0: %w", g, err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "bench-failover: kmm failback translate + commit (load %s)\n", loadavg())
+	fb := &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, Groups: names, Opt: switchover.FailbackOptions{Stranded: switchover.StrandedQuarantine, Timeout: 5 * time.Minute, By: "bench-failover"},
+		State: &flowstate.Flow{Flow: f.Name(), State: flowstate.FailedOver, Epoch: 2, Cut: cut}}
+	t0 := time.Now()
+	tr, err := fb.Translate(ctx)
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	full, err := fb.Plan()
+	if err != nil {
+		return err
+	}
+	pl := &plan.Plan{Command: "failback-bench", Flow: f.Name(), Journal: f.Target, Created: t1}
+	for _, s := range full.Steps {
+		if s.Kind == switchover.KindCommitBack {
+			pl.Steps = append(pl.Steps, s)
+		}
+	}
+	journal := &plan.TopicJournal{C: tgt, RF: 1, RFKey: "checkpoints.topic.replication.factor"}
+	defer journal.Close()
+	ex := &plan.Executor{Journal: journal, Actions: fb.Actions(), Restart: true}
+	run, _, err := ex.Begin(ctx, pl)
+	if err != nil {
+		return err
+	}
+	rep, err := ex.Execute(ctx, pl, run)
+	if err != nil {
+		return err
+	}
+	t2 := time.Now()
+	res.FailbackTranslateMs, res.FailbackCommitMs, res.FailbackTotalMs = t1.Sub(t0).Milliseconds(), t2.Sub(t1).Milliseconds(), t2.Sub(t0).Milliseconds()
+	res.FailbackPartitions = len(tr)
+	for _, e := range tr {
+		if e.Exact && e.TargetOffset == e.SourceOffset {
+			res.FailbackExact++
+		}
+	}
+	applied := 0
+	for _, s := range rep.Steps {
+		if s.Outcome == plan.Applied {
+			applied++
+		}
+	}
+	if applied != len(names) {
+		return fmt.Errorf("%d of %d failback commit steps applied", applied, len(names))
+	}
+	res.FailbackWithin5s = res.FailbackTotalMs < 5000
+	fmt.Fprintf(os.Stderr, "bench-failover: kmm failback: %d group partitions (%d exact) in %d ms (translate %d, commit %d)\n",
+		len(tr), res.FailbackExact, res.FailbackTotalMs, res.FailbackTranslateMs, res.FailbackCommitMs)
+	return nil
 }
 
 func cpus() int {
