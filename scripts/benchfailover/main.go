@@ -66,37 +66,37 @@ func loadavg() string {
 
 // Result is what the benchmark measured.
 type Result struct {
-	At                 time.Time `json:"at"`
-	Groups             int       `json:"groups"`
-	Partitions         int       `json:"partitions_per_group"`
-	RecordsPerPart     int       `json:"records_per_partition"`
-	GroupPartitions    int       `json:"group_partitions"`
-	KMMTranslateMs     int64     `json:"kmm_translate_ms"`
-	KMMCommitMs        int64     `json:"kmm_commit_ms"`
-	KMMTotalMs         int64     `json:"kmm_total_ms"`
-	KMMExact           int       `json:"kmm_exact"`
-	MM2TranslateMs     int64     `json:"mm2_translate_ms"`
-	MM2CommitMs        int64     `json:"mm2_commit_ms"`
-	MM2TotalMs         int64     `json:"mm2_total_ms"`
-	MM2Partitions      int64     `json:"mm2_partitions"`
-	MM2GroupsMeasured  int       `json:"mm2_groups_measured"`
-	MM2Note            string    `json:"mm2_note,omitempty"`
-	CLISamples         int       `json:"cli_samples"`
-	CLIPerGroupMs      int64     `json:"cli_per_group_ms"`
-	CLIExtrapolatedMs  int64     `json:"cli_extrapolated_ms"`
-	LoadBefore         string    `json:"loadavg_before"`
-	LoadAfter          string    `json:"loadavg_after"`
-	CPUs               int       `json:"cpus"`
-	KMMWithin5s        bool      `json:"kmm_within_5s"`
+	At                time.Time `json:"at"`
+	Groups            int       `json:"groups"`
+	Partitions        int       `json:"partitions_per_group"`
+	RecordsPerPart    int       `json:"records_per_partition"`
+	GroupPartitions   int       `json:"group_partitions"`
+	KMMTranslateMs    int64     `json:"kmm_translate_ms"`
+	KMMCommitMs       int64     `json:"kmm_commit_ms"`
+	KMMTotalMs        int64     `json:"kmm_total_ms"`
+	KMMExact          int       `json:"kmm_exact"`
+	MM2TranslateMs    int64     `json:"mm2_translate_ms"`
+	MM2CommitMs       int64     `json:"mm2_commit_ms"`
+	MM2TotalMs        int64     `json:"mm2_total_ms"`
+	MM2Partitions     int64     `json:"mm2_partitions"`
+	MM2GroupsMeasured int       `json:"mm2_groups_measured"`
+	MM2Note           string    `json:"mm2_note,omitempty"`
+	CLISamples        int       `json:"cli_samples"`
+	CLIPerGroupMs     int64     `json:"cli_per_group_ms"`
+	CLIExtrapolatedMs int64     `json:"cli_extrapolated_ms"`
+	LoadBefore        string    `json:"loadavg_before"`
+	LoadAfter         string    `json:"loadavg_after"`
+	CPUs              int       `json:"cpus"`
+	KMMWithin5s       bool      `json:"kmm_within_5s"`
 	// Failback of the same groups (translated back in reverse over the flow's offset syncs,
 	// committed on A through the executor, one journaled step per group).
-	FailbackTranslateMs int64 `json:"failback_translate_ms"`
-	FailbackCommitMs    int64 `json:"failback_commit_ms"`
-	FailbackTotalMs     int64 `json:"failback_total_ms"`
-	FailbackExact       int   `json:"failback_exact"`
-	FailbackPartitions  int   `json:"failback_group_partitions"`
-	FailbackWithin5s    bool  `json:"failback_within_5s"`
-	CLIExtrapolateNote string    `json:"cli_note"`
+	FailbackTranslateMs int64  `json:"failback_translate_ms"`
+	FailbackCommitMs    int64  `json:"failback_commit_ms"`
+	FailbackTotalMs     int64  `json:"failback_total_ms"`
+	FailbackExact       int    `json:"failback_exact"`
+	FailbackPartitions  int    `json:"failback_group_partitions"`
+	FailbackWithin5s    bool   `json:"failback_within_5s"`
+	CLIExtrapolateNote  string `json:"cli_note"`
 }
 
 func main() {
