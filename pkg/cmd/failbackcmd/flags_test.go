@@ -1,0 +1,35 @@
+package failbackcmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kmmproject/kmm/pkg/kerr"
+)
+
+// The fence flags: acl needs valid principals, principals need acl, a command needs hook; every
+// mistake is a usage error (exit 2) before anything is read.
+func TestCheckFlagsFence(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string // "" = accepted
+	}{
+		{Options{Stranded: "quarantine", Fence: "acl", FencePrincipals: []string{"User:alice"}}, ""},
+		{Options{Stranded: "skip", Fence: "acl", FencePrincipals: []string{"User:*", "User:bob"}}, ""},
+		{Options{Stranded: "deliver", Fence: "none"}, ""},
+		{Options{Stranded: "quarantine", Fence: "acl"}, "needs at least one --fence-principal"},
+		{Options{Stranded: "quarantine", Fence: "acl", FencePrincipals: []string{"alice"}}, "is not TYPE:NAME"},
+		{Options{Stranded: "quarantine", Fence: "none", FencePrincipals: []string{"User:alice"}}, "--fence-principal needs --fence acl"},
+		{Options{Stranded: "quarantine", Fence: "acl", FencePrincipals: []string{"User:alice"}, FenceCommand: "true"}, "--fence-command needs --fence hook"},
+		{Options{Stranded: "quarantine", Fence: "hook"}, "needs --fence-command"},
+		{Options{Stranded: "later", Fence: "none"}, `--stranded "later": unknown`},
+	} {
+		err := checkFlags(&c.o)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v", c.o, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || kerr.KindOf(err) != kerr.Usage):
+			t.Errorf("%+v: %v, want a usage error with %q", c.o, err, c.want)
+		}
+	}
+}
