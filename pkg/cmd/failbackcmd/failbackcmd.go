@@ -62,11 +62,12 @@ their original topic, partition and offset in headers and moves the groups at th
 skip only moves the groups, deliver leaves them to be read; the report counts them per partition
 either way. Then the writers on T stop (--fence none --quiet-for D, --fence acl with
 --fence-principal, removed again before the flow replicates, or --fence hook), the reverse copy
-drains (--start-reverse: failback runs T->S itself, in process, until drained, then stops it), each group's offsets on T are translated back exactly (in reverse over the S->T
-offset syncs inside the replicated part, forward over the T->S copy after it) and committed to
-the same group on S, failover's DENY ACLs are removed, S->T's resume positions are stored at S's
-ends (nothing copied back), and the flow is marked REPLICATING with a new epoch. Stop kmm
-replicate T->S before starting S->T again.
+drains (--start-reverse: failback runs T->S itself, in process, until drained, then stops it),
+each group's offsets on T are translated back exactly (in reverse over the S->T offset syncs
+inside the replicated part, forward over the T->S copy after it) and committed to the same group
+on S, failover's DENY ACLs are removed, S->T's resume positions are stored at S's ends (nothing
+copied back), and the flow is marked REPLICATING with a new epoch. Stop kmm replicate T->S
+before starting S->T again.
 The plan is printed first; --dry-run stops there; a terminal asks, otherwise --yes is required.
 An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
