@@ -33,6 +33,14 @@ type latencyResult struct {
 	P999         float64 `json:"p999_ms"`
 	Max          float64 `json:"max_ms"`
 	Mean         float64 `json:"mean_ms"`
+	// The replicator's own share: target append time - source append time (both topics are
+	// LogAppendTime), without the source producer's batching and the source broker's append.
+	CopyP50 float64 `json:"copy_p50_ms,omitempty"`
+	CopyP99 float64 `json:"copy_p99_ms,omitempty"`
+	CopyMax float64 `json:"copy_max_ms,omitempty"`
+	// The driver's producer: source append time - produce time.
+	SourceP50    float64 `json:"source_p50_ms,omitempty"`
+	SourceP99    float64 `json:"source_p99_ms,omitempty"`
 	StartupSec   float64 `json:"startup_s"`          // process start -> warm-up records on the target
 	Cores        float64 `json:"cores_steady"`       // replicator CPU during the steady phase, in cores
 	PeakRSSMB    float64 `json:"peak_rss_mb"`        // VmHWM at the end
@@ -102,7 +110,16 @@ func runLatency(ctx context.Context, cfg *config, tool string, rep, order int) l
 	}
 	defer r.stop(cfg)
 
-	prod, err := newAsyncProducer(rdkafka.Config{"bootstrap.servers": cfg.A, "acks": "all", "linger.ms": "5", "compression.type": "none"})
+	// Idempotent, as a Java producer is by default since Kafka 3.0: that also caps librdkafka's
+	// in-flight requests at 5. With librdkafka's non-idempotent default of up to 1,000,000
+	// pipelined requests, this producer alone kept whole partitions 0.6-18 s behind on a loaded
+	// machine (measured as source append time - produce time), which the latency figure then
+	// blamed on the replicator (scripts/bench/notes.md).
+	pcfg := rdkafka.Config{"bootstrap.servers": cfg.A, "acks": "all", "linger.ms": "5", "compression.type": "none", "enable.idempotence": "true"}
+	for k, v := range parseKV(os.Getenv("BENCH_LATENCY_PRODUCER")) { // experiments on the driver's own producer
+		pcfg[k] = v
+	}
+	prod, err := newAsyncProducer(pcfg)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -198,10 +215,27 @@ func runLatency(ctx context.Context, cfg *config, tool string, rep, order int) l
 	if !res.TimestampOK {
 		return fail("%s on %s lost message.timestamp.type=LogAppendTime (now %q): latencies would be wrong", remote, alias, cfgs[remote]["message.timestamp.type"].Value)
 	}
-	lats, err := readLatencies(ctx, bootstrap, remote, parts, sent+parts)
+	lats, tgtAppend, err := readLatencies(ctx, bootstrap, remote, parts, sent+parts)
 	if err != nil {
 		return fail("%v", err)
 	}
+	srcLats, srcAppend, err := readLatencies(ctx, cfg.A, src, parts, sent+parts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sort.Float64s(srcLats)
+	res.SourceP50, res.SourceP99 = pct(srcLats, 0.5), pct(srcLats, 0.99)
+	var copyLats []float64
+	for seq, ta := range tgtAppend {
+		if sa, ok := srcAppend[seq]; ok {
+			copyLats = append(copyLats, float64(ta-sa))
+		}
+	}
+	if int64(len(copyLats)) < sent {
+		return fail("matched %d source and target append times, produced %d", len(copyLats), sent)
+	}
+	sort.Float64s(copyLats)
+	res.CopyP50, res.CopyP99, res.CopyMax = pct(copyLats, 0.50), pct(copyLats, 0.99), copyLats[len(copyLats)-1]
 	res.Records = int64(len(lats))
 	if res.Records < sent {
 		return fail("read %d latencies, produced %d", res.Records, sent)
@@ -219,11 +253,12 @@ func runLatency(ctx context.Context, cfg *config, tool string, rep, order int) l
 }
 
 // readLatencies consumes topic from the beginning and returns, for every record with a produce
-// time, its target timestamp (LogAppendTime) minus the produce time, in milliseconds.
-func readLatencies(ctx context.Context, bootstrap, topic string, parts int, want int64) ([]float64, error) {
+// time, its timestamp (LogAppendTime) minus the produce time, in milliseconds, and its timestamp
+// (epoch ms) by sequence number.
+func readLatencies(ctx context.Context, bootstrap, topic string, parts int, want int64) ([]float64, map[int64]int64, error) {
 	c, err := rdkafka.NewConsumer("latency-reader", rdkafka.Config{"bootstrap.servers": bootstrap, "group.id": "bench-latency-reader"})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
 	start := map[rdkafka.TP]int64{}
@@ -231,32 +266,39 @@ func readLatencies(ctx context.Context, bootstrap, topic string, parts int, want
 		start[rdkafka.TP{Topic: topic, Partition: int32(p)}] = int64(rdkafka.Earliest)
 	}
 	if err := c.Assign(start); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []float64
+	appended := map[int64]int64{}
 	var got int64
 	deadline := time.Now().Add(120 * time.Second)
 	for got < want {
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("read %d of %d records of %s", got, want, topic)
+			return nil, nil, fmt.Errorf("read %d of %d records of %s", got, want, topic)
 		}
 		recs, err := c.Poll(ctx, 10000, time.Second)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, r := range recs {
 			got++
+			var us int64
+			seq := int64(-1)
 			for _, h := range r.Headers {
 				if h.Key == hdrTime && len(h.Value) == 8 {
-					us := int64(binary.BigEndian.Uint64(h.Value))
-					if us > 0 {
-						out = append(out, float64(r.Timestamp.UnixMicro()-us)/1000)
-					}
+					us = int64(binary.BigEndian.Uint64(h.Value))
 				}
+				if h.Key == hdrSeq && len(h.Value) == 8 {
+					seq = int64(binary.BigEndian.Uint64(h.Value))
+				}
+			}
+			if us > 0 {
+				out = append(out, float64(r.Timestamp.UnixMicro()-us)/1000)
+				appended[seq] = r.Timestamp.UnixMilli()
 			}
 		}
 	}
-	return out, nil
+	return out, appended, nil
 }
 
 // pct returns the q-quantile of sorted xs (nearest rank).

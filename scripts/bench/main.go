@@ -381,8 +381,8 @@ func run(ctx context.Context, cfg *config) int {
 				logf("FAILED latency %s rep %d: %s", tool, i, l.Error)
 				continue
 			}
-			logf("latency %s rep %d: %d records at %.0f rec/s: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %.2f cores, start-up %.1f s",
-				tool, i, l.Records, l.AchievedRate, l.P50, l.P99, l.Max, l.Cores, l.StartupSec)
+			logf("latency %s rep %d: %d records at %.0f rec/s: p50 %.1f ms, p99 %.1f ms, max %.1f ms (copy leg, source append -> target append: p50 %.0f ms, p99 %.0f ms, max %.0f ms; source leg, produce -> source append: p50 %.0f ms, p99 %.0f ms); %.2f cores, start-up %.1f s",
+				tool, i, l.Records, l.AchievedRate, l.P50, l.P99, l.Max, l.CopyP50, l.CopyP99, l.CopyMax, l.SourceP50, l.SourceP99, l.Cores, l.StartupSec)
 		}
 	}
 	if ctx.Err() != nil {

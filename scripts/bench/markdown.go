@@ -39,13 +39,21 @@ func thousands(v float64) string {
 
 func cell(ms map[string]map[string]stat, kind, metric string, f func(float64) string) string {
 	m, ok := ms[kind][metric]
-	if !ok || m.N == 0 || (m.Max == 0 && strings.HasPrefix(kind, "ceiling")) {
-		return "–" // not measured (the ceiling has no process of its own: no RSS, no start-up)
+	if !ok || m.N == 0 || (m.Max == 0 && (strings.HasPrefix(kind, "ceiling") || strings.Contains(metric, "_leg") || strings.HasPrefix(metric, "copy_") || strings.HasPrefix(metric, "source_"))) {
+		return "–" // not measured (the ceiling has no process of its own: no RSS, no start-up; runs before the latency legs were split)
 	}
 	if m.N > 1 {
 		return fmt.Sprintf("%s <sub>(%s–%s)</sub>", f(m.Median), f(m.Min), f(m.Max))
 	}
 	return f(m.Median)
+}
+
+// legs is a latency run's copy leg p50 / p99, "–" for runs before the legs were measured.
+func legs(l latencyResult) string {
+	if l.CopyP50 == 0 && l.CopyP99 == 0 {
+		return "–"
+	}
+	return num(l.CopyP50) + " / " + num(l.CopyP99)
 }
 
 func ratioCell(r ratio, ok bool) (string, string) {
@@ -113,12 +121,13 @@ func (rep *report) markdown(notes string) []byte {
 	p("`go.delivery.report.fields=none`), `tasks.max` of each in parallel with the partitions spread as kmm spreads them: *consume-only* reads the workload from A; ")
 	p("*produce-only* writes the same records (same sizes, keys, headers) to a fresh topic on B. The ceiling of a repetition is the slower of the two; ")
 	p("its CPU is the driver process's own.\n")
-	p("- **Latency**: a steady producer on A (%d rec/s, %.0f s, 1 KB values, `linger.ms=5`, `acks=all`) writes its wall-clock time (µs) into a header just before `Produce`. ",
+	p("- **Latency**: a steady producer on A (%d rec/s, %.0f s, 1 KB values, `linger.ms=5`, `acks=all`, idempotent as Java's default) writes its wall-clock time (µs) into a header just before `Produce`. ",
 		c.LatencyRate, c.LatencySecs)
 	p("The remote topic is created on the target beforehand with `message.timestamp.type=LogAppendTime`, so each replicated record carries the target broker's append time ")
 	p("(MM2's default `config.properties.exclude` keeps it from syncing that property; the source topic is LogAppendTime too, so a replicator that syncs it anyway keeps it as well; ")
 	p("the driver checks it is still set afterwards). ")
 	p("Latency = target append time (ms resolution) - produce time; every record is read back and counted. A warm-up record per partition first waits for the replicator to be running. ")
+	p("The source topic's append times split it in two: the *copy leg* (target append - source append: the replicator's own share) and the *source leg* (source append - produce: the driver's producer and broker A). ")
 	p("Latency runs use the clients' default producer batching (`linger.ms` 5 ms in both Kafka 4 and librdkafka) instead of the high-volume `linger.ms=100`, which would dominate the figure.\n")
 	p("- Every measurement is repeated; tables show the **median** and, in small print, min–max.\n\n")
 
@@ -199,7 +208,8 @@ func (rep *report) markdown(notes string) []byte {
 	p("| median (min–max) | kmm | MM2 | kmm / MM2 (median of pairs) |\n|---|---|---|---|\n")
 	for _, r := range []struct{ label, metric string }{
 		{"p50 (ms)", "p50_ms"}, {"p90 (ms)", "p90_ms"}, {"p99 (ms)", "p99_ms"}, {"p99.9 (ms)", "p999_ms"}, {"max (ms)", "max_ms"},
-		{"mean (ms)", "mean_ms"}, {"cores used at this rate", "cores_steady"}, {"peak RSS (MiB)", "peak_rss_mb"},
+		{"mean (ms)", "mean_ms"}, {"copy leg p50 (ms)", "copy_p50_ms"}, {"copy leg p99 (ms)", "copy_p99_ms"}, {"copy leg max (ms)", "copy_max_ms"},
+		{"source leg p50 (ms)", "source_p50_ms"}, {"source leg p99 (ms)", "source_p99_ms"}, {"cores used at this rate", "cores_steady"}, {"peak RSS (MiB)", "peak_rss_mb"},
 		{"start-up to first record (s)", "startup_s"}, {"achieved rate (rec/s)", "achieved_rate"}, {"other cores (noise)", "other_cores"},
 	} {
 		rc := "–"
@@ -234,13 +244,13 @@ func (rep *report) markdown(notes string) []byte {
 		p("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Kind, r.Workload, r.Rep, r.Order, thousands(r.RecPerSec), num(r.MBPerSec),
 			num(r.CPUTransfer), num(r.CPUPerGB), num(r.PeakRSSMB), num(r.StartupSec), num(r.OtherCores), r.LoadAvgStart, ok)
 	}
-	p("\n| latency run | rep | records | p50 ms | p99 ms | max ms | cores | peak RSS MiB | other cores | ok |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	p("\n| latency run | rep | records | p50 ms | p99 ms | max ms | copy leg p50 / p99 ms | cores | peak RSS MiB | other cores | ok |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range rep.Latency {
 		ok := "yes"
 		if !l.OK {
 			ok = "**no**: " + strings.ReplaceAll(firstLine(l.Error), "|", "/")
 		}
-		p("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", l.Tool, l.Rep, l.Records, num(l.P50), num(l.P99), num(l.Max), num(l.Cores), num(l.PeakRSSMB), num(l.OtherCores), ok)
+		p("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", l.Tool, l.Rep, l.Records, num(l.P50), num(l.P99), num(l.Max), legs(l), num(l.Cores), num(l.PeakRSSMB), num(l.OtherCores), ok)
 	}
 	p("\n")
 	if strings.TrimSpace(notes) != "" {
