@@ -184,7 +184,7 @@ func checkFlowKey(c *Config, e rawEntry, s, t, rest string, sink *diagSink) {
 	switch {
 	case rest == "enabled" || rest == "emit.heartbeats.enabled":
 		return
-	case isConnectorKey(rest), flowOnlyKeys[rest] != "":
+	case isConnectorKey(rest), flowOnlyKeys[rest] != "", isKMMKey(rest):
 		return
 	case strings.HasPrefix(rest, "producer.override.") || strings.HasPrefix(rest, "consumer.override.") || strings.HasPrefix(rest, "admin.override."):
 		return
@@ -217,7 +217,7 @@ func checkClusterKey(e rawEntry, alias, rest string, cands []string, c *Config, 
 	if _, ok := workerKeyIndex[rest]; ok {
 		return
 	}
-	if isConnectorKey(rest) || flowOnlyKeys[rest] != "" || rest == "groups" || rest == "topics" {
+	if isConnectorKey(rest) || flowOnlyKeys[rest] != "" || isKMMKey(rest) || rest == "groups" || rest == "topics" {
 		sink.warn("connector-key-on-cluster", e.Pos, e.Key, fmt.Sprintf("%s does not work in MM2: cluster-prefixed keys become source.cluster.%s / target.cluster.%s, which no connector reads", e.Key, rest, rest),
 			fmt.Sprintf("write it at top level (%s, all flows) or per flow (%s.%s)", rest, flowExample(alias, c), rest))
 		return
@@ -259,7 +259,7 @@ func checkTopLevelKey(e rawEntry, cands []string, aliases map[string]bool, targe
 		return
 	case strings.HasPrefix(k, "config.providers"), strings.HasPrefix(k, "listeners.https."), strings.HasPrefix(k, "admin.listeners"):
 		return
-	case isConnectorKey(k), k == "emit.heartbeats.enabled":
+	case isConnectorKey(k), k == "emit.heartbeats.enabled", isKMMKey(k):
 		return
 	case strings.HasPrefix(k, "transforms.") || strings.HasPrefix(k, "predicates."):
 		return

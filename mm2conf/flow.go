@@ -64,6 +64,10 @@ type Settings struct {
 	// UseDefaultsFrom is "source" or "target" (any other value acts as target).
 	UseDefaultsFrom string
 
+	// MemoryBudgetBytes is kmm.memory.budget.bytes: the bytes of records the flow's pipelines
+	// may hold in librdkafka's queues (pkg/flow splits it).
+	MemoryBudgetBytes int64
+
 	// SourceClusterAlias and TargetClusterAlias are the aliases MM2's
 	// connectors use in every name they make (remote topics, internal
 	// topics, heartbeat keys, the Connect source partitions, the cycle
@@ -98,6 +102,9 @@ type Features struct {
 	RefreshGroups       bool
 }
 
+// MinMemoryBudget is the smallest kmm.memory.budget.bytes accepted: 4 MiB.
+const MinMemoryBudget = 4 << 20
+
 // flowExtraKeys are connector-level keys that are not in MM2's ConfigDefs
 // but that kmm reports with their defaults.
 var flowExtraKeys = []keyDef{
@@ -120,7 +127,7 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 		if k != nil {
 			def = keyDef{Name: k.Name, Type: k.Type, Default: k.Default, NullDefault: !k.HasDefault}
 		} else {
-			for _, d := range flowExtraKeys {
+			for _, d := range append(flowExtraKeys, KMMKeys...) {
 				if d.Name == key {
 					def = d
 				}
@@ -244,6 +251,14 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 	s.ConsumerPollTimeout = ms("consumer.poll.timeout.ms")
 	s.AdminTimeout = ms("admin.timeout.ms")
 	s.UseDefaultsFrom = getString("use.defaults.from")
+	s.MemoryBudgetBytes = getLong("kmm.memory.budget.bytes")
+	if v, ok := conn["kmm.memory.budget.bytes"]; ok && s.MemoryBudgetBytes < MinMemoryBudget {
+		if n, err := ParseLong(v.Resolved()); err == nil {
+			sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.memory.budget.bytes = %d is below kmm's minimum of %d (4 MiB)", n, MinMemoryBudget),
+				fmt.Sprintf("set it to at least %d, or remove it for the default %s", MinMemoryBudget, KMMKeys[0].Default))
+		}
+		bad = true
+	}
 
 	// Type-check and validate every other known key that is present, client security keys
 	// included: each connector's ConfigDef has them, so MM2 rejects the flow for a bad one even
@@ -280,7 +295,7 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 		}
 		f.Effective = append(f.Effective, Setting{Key: k, Value: v, Type: ck.Type})
 	}
-	for _, d := range flowExtraKeys {
+	for _, d := range append(flowExtraKeys, KMMKeys...) {
 		v, ok := conn[d.Name]
 		if !ok {
 			v = defaultValue(d.Default, "default")

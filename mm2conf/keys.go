@@ -115,6 +115,27 @@ func topLevelWorkerPrefix(k string) (string, bool) {
 	return "", false
 }
 
+// KMMKeys are kmm's own flow-level keys, in the kmm.* namespace that no MM2, Connect or Kafka
+// client key uses: set at top level (every flow) or per flow (A->B.kmm.…), like connector keys.
+// MM2 ignores them (it logs them as unused); kmm reads, type-checks and lists them in
+// `config explain`.
+var KMMKeys = []keyDef{
+	// The bytes of records one flow may hold in librdkafka's queues, over all its pipelines
+	// (tasks): half for the source consumers' prefetch, half for the target producers' queues
+	// (pkg/flow sizes them). More allows more throughput over long round trips; less, less
+	// memory.
+	{Name: "kmm.memory.budget.bytes", Type: "LONG", Default: "33554432"},
+}
+
+func isKMMKey(k string) bool {
+	for _, d := range KMMKeys {
+		if d.Name == k {
+			return true
+		}
+	}
+	return false
+}
+
 // flowOnlyKeys are connector-level keys that are not in MM2's connector
 // ConfigDefs: MirrorMakerConfig drops them at top level, so they only work
 // flow-prefixed (A->B.key).

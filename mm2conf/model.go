@@ -222,6 +222,9 @@ func (b *builder) connectorConfig(src, tgt string) Props {
 		if isConnectorKey(e.Key) {
 			props[e.Key] = e.value("top-level connector key")
 		}
+		if isKMMKey(e.Key) {
+			props[e.Key] = e.value("top-level kmm key")
+		}
 	}
 	for _, e := range b.raw.withPrefix("config.providers") {
 		props[e.Key] = e.value("top-level config.providers*")

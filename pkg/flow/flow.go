@@ -115,6 +115,9 @@ type Flow struct {
 
 	Tasks        int           // tasks.max: parallel pipelines, at least 1 after Validate
 	AdminTimeout time.Duration // admin.timeout.ms
+	// MemoryBudget is kmm.memory.budget.bytes: the bytes of records all pipelines of the flow
+	// may hold in librdkafka's queues; 0 = DefaultMemoryBudget.
+	MemoryBudget int64
 
 	validated bool
 }
@@ -167,7 +170,38 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 	if _, set := m["auto.offset.reset"]; !set {
 		m["auto.offset.reset"] = "earliest"
 	}
+	q := f.queueBytes()
+	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
+	setIfAbsent(m, "queued.min.messages", strconv.FormatInt(queueMessages(q), 10))
 	return m
+}
+
+// DefaultMemoryBudget is kmm.memory.budget.bytes when the file does not set it: 32 MiB per flow.
+const DefaultMemoryBudget = 32 << 20
+
+// queueBytes is the size of one pipeline's consumer prefetch queue and of its producer queue:
+// the flow's memory budget split over its pipelines, half per side, of which three quarters go
+// to the queue and a quarter is left for what librdkafka holds besides (the fetch response
+// being parsed, the batches in flight). With the default budget and tasks.max = 2: 6 MiB each,
+// ~30 ms of records at the ~200 MB/s one pipeline reaches on loopback; a link with a long
+// round trip needs a larger budget (README: memory).
+func (f *Flow) queueBytes() int64 {
+	b := f.MemoryBudget
+	if b <= 0 {
+		b = DefaultMemoryBudget
+	}
+	return b / int64(max(f.Tasks, 1)) / 2 * 3 / 4
+}
+
+// queueMessages bounds a queue by count too: librdkafka keeps a few hundred bytes per queued
+// record besides the record, so small records hit the byte bound late; one record per 512 B of
+// the queue's bytes, between 1,000 and 100,000 (librdkafka's default).
+func queueMessages(q int64) int64 { return min(max(q/512, 1000), 100000) }
+
+func setIfAbsent(m map[string]string, k, v string) {
+	if _, set := m[k]; !set {
+		m[k] = v
+	}
 }
 
 // IdempotentMaxInFlight is librdkafka's limit of requests in flight for an idempotent producer.
@@ -188,6 +222,9 @@ func (f *Flow) ReplicationProducer() map[string]string {
 	if m["retries"] == "0" {
 		delete(m, "retries")
 	}
+	q := f.queueBytes()
+	setIfAbsent(m, "queue.buffering.max.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
+	setIfAbsent(m, "queue.buffering.max.messages", strconv.FormatInt(queueMessages(q), 10))
 	return m
 }
 

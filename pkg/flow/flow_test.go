@@ -278,3 +278,57 @@ func TestNegativeIntervalsDisable(t *testing.T) {
 		}
 	}
 }
+
+// kmm.memory.budget.bytes sizes the pipelines' librdkafka queues: top level for every flow,
+// A->B.kmm.memory.budget.bytes for one, split over tasks.max pipelines and the two sides.
+func TestMemoryBudget(t *testing.T) {
+	queues := func(f *Flow) (string, string, string, string) {
+		c, p := f.ReplicationConsumer(), f.ReplicationProducer()
+		return c["queued.max.messages.kbytes"], c["queued.min.messages"], p["queue.buffering.max.kbytes"], p["queue.buffering.max.messages"]
+	}
+	flows, err := FromMM2(load(t, twoClusters+"clusters = A, B, C\nC.bootstrap.servers = c:9092\nA->B.enabled = true\nA->C.enabled = true\ntasks.max = 2\n"+
+		"kmm.memory.budget.bytes = 268435456\nA->C.kmm.memory.budget.bytes = 16777216\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*Flow{}
+	for _, f := range flows {
+		byName[f.Name()] = f
+	}
+	// 256 MiB / 2 pipelines / 2 sides * 3/4 = 48 MiB per queue; 98304 records of 512 B.
+	if ck, cm, pk, pm := queues(byName["A->B"]); ck != "49152" || cm != "98304" || pk != "49152" || pm != "98304" {
+		t.Errorf("A->B (top-level 256 MiB): consumer %s KiB / %s msgs, producer %s KiB / %s msgs", ck, cm, pk, pm)
+	}
+	// 16 MiB -> 3 MiB per queue, 6144 records.
+	if ck, cm, pk, pm := queues(byName["A->C"]); ck != "3072" || cm != "6144" || pk != "3072" || pm != "6144" {
+		t.Errorf("A->C (per-flow 16 MiB): consumer %s KiB / %s msgs, producer %s KiB / %s msgs", ck, cm, pk, pm)
+	}
+	// Unset: the default, 32 MiB per flow -> 6 MiB per queue with two pipelines.
+	flows, err = FromMM2(load(t, twoClusters+"A->B.enabled = true\ntasks.max = 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck, _, pk, _ := queues(flows[0]); ck != "6144" || pk != "6144" {
+		t.Errorf("default budget: consumer %s KiB, producer %s KiB, want 6144 each", ck, pk)
+	}
+	// A flow built without a file (tests, replbed) gets the default too.
+	if ck, _, _, _ := queues(&Flow{Tasks: 1, SourceConsumer: map[string]string{}, TargetProducer: map[string]string{}}); ck != "12288" {
+		t.Errorf("no budget, one pipeline: consumer %s KiB, want 12288", ck)
+	}
+}
+
+func TestMemoryBudgetRejected(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"kmm.memory.budget.bytes = 1000\n", "mm2.properties:5: error: kmm.memory.budget.bytes = 1000 is below kmm's minimum of 4194304"},
+		{"A->B.kmm.memory.budget.bytes = lots\n", "mm2.properties:5: error:"},
+	} {
+		p := filepath.Join(t.TempDir(), "mm2.properties")
+		if err := os.WriteFile(p, []byte(twoClusters+"A->B.enabled = true\n"+tc.line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := mm2conf.Load(mm2conf.LoadOptions{ConfigFile: p})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error containing %q", tc.line, err, tc.want)
+		}
+	}
+}

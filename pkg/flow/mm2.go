@@ -99,6 +99,7 @@ func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
 		HeartbeatInterval:        s.EmitHeartbeatsInterval,
 		HeartbeatsRF:             int(s.HeartbeatsTopicReplicationFactor),
 		Tasks:                    s.TasksMax,
+		MemoryBudget:             s.MemoryBudgetBytes,
 		AdminTimeout:             s.AdminTimeout,
 	}
 	f.SourceBootstrap = f.SourceAdmin["bootstrap.servers"]

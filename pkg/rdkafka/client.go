@@ -20,7 +20,7 @@ type Producer struct {
 // NewProducer creates a producer for one cluster.
 func NewProducer(name string, cfg Config, opts ...Option) (*Producer, error) {
 	o := collect(opts)
-	cfg = withLogChannel(merge(cfg, failFast))
+	cfg = withLogChannel(merge(cfg, failFast, producerChannels))
 	p, err := kafka.NewProducer(cfg.configMap(nil))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid producer configuration: %w", name, err))

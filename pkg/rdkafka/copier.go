@@ -215,7 +215,7 @@ func CopierSettings(name string, consumer, producer Config) (Config, Config) {
 		"queued.max.messages.kbytes": "16384", "queued.min.messages": "10000", "socket.nagle.disable": "true"}
 	pc := map[string]string{"go.delivery.report.fields": "none", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000",
 		"queue.buffering.max.messages": "20000", "queue.buffering.max.kbytes": "32768", "socket.nagle.disable": "true"}
-	return merge(consumer, cc, failFast), merge(producer, pc, failFast)
+	return merge(consumer, cc, failFast), merge(producer, pc, failFast, producerChannels)
 }
 
 // merge returns base with every key of the extras that base does not set.

@@ -92,6 +92,19 @@ func typed(k, v string) kafka.ConfigValue {
 // adminChannels sizes the Go channels of an admin client's underlying producer.
 var adminChannels = map[string]string{"go.events.channel.size": "1000", "go.produce.channel.size": "16"}
 
+// producerChannels bound the Go client's channels of every producer kmm creates (admin clients:
+// adminChannels). Its defaults, 1,000,000 entries each, allocate 24 MB of channel
+// buffers per producer up front: untouched, they cost no RSS themselves, but the garbage
+// collector counts them as live heap and lets garbage grow to twice that before it runs.
+// With the dozen producers and admin clients of `kmm replicate` the Go heap reached ~500 MB
+// before each collection (docs/benchmarks.md). kmm never uses ProduceChannel; delivery
+// reports beyond the Events channel wait in librdkafka, where queue.buffering.max.messages
+// counts them.
+var producerChannels = map[string]string{
+	"go.events.channel.size":  "10000",
+	"go.produce.channel.size": "1000",
+}
+
 // failFast are defaults that make an unreachable cluster fail in seconds instead of hanging.
 var failFast = map[string]string{
 	"socket.connection.setup.timeout.ms": "5000",

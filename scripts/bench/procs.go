@@ -302,5 +302,11 @@ A.consumer.max.poll.records = 500
 	} else {
 		b.WriteString("# latency runs: producer batching left at the clients' defaults (linger.ms 5 in Kafka 4 and librdkafka)\n")
 	}
+	if extra := os.Getenv("BENCH_EXTRA_PROPS"); extra != "" { // experiments: "key=value,key=value" appended (both tools)
+		b.WriteString("# BENCH_EXTRA_PROPS\n")
+		for _, kv := range strings.Split(extra, ",") {
+			b.WriteString(strings.TrimSpace(kv) + "\n")
+		}
+	}
 	return b.String()
 }
