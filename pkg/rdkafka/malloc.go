@@ -4,9 +4,9 @@ package rdkafka
 // allocates and frees every message and fetch buffer on its broker threads (a few per client,
 // a dozen clients per `kmm replicate`), so freed memory ends up spread over many arenas that
 // each keep their free chunks: ~25-30 MiB of kmm's peak RSS in the bulk benchmarks
-// (docs/benchmarks.md). Two arenas hold the same work. This runs once, before any client
-// exists, and leaves an arena limit the environment sets (MALLOC_ARENA_MAX) alone. Other C
-// libraries (musl) have no arenas: nothing to do.
+// (docs/benchmarks.md). Two arenas hold the same work. LimitMallocArenas must run before the
+// first client exists; it leaves an arena limit the environment sets (MALLOC_ARENA_MAX) alone.
+// Other C libraries (musl) have no arenas: nothing to do.
 
 /*
 #include <stdlib.h>
@@ -23,7 +23,9 @@ static void kmm_limit_arenas(int n) { (void)n; }
 */
 import "C"
 
-// MallocArenas is the glibc malloc arena limit kmm sets for itself.
+// MallocArenas is the glibc malloc arena limit `kmm replicate` sets for itself.
 const MallocArenas = 2
 
-func init() { C.kmm_limit_arenas(C.int(MallocArenas)) }
+// LimitMallocArenas limits glibc's malloc arenas to n for this process unless MALLOC_ARENA_MAX
+// is set. Call it before creating any client.
+func LimitMallocArenas(n int) { C.kmm_limit_arenas(C.int(n)) }

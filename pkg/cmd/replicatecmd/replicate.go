@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -93,12 +92,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 			if err != nil {
 				return err
 			}
-			if os.Getenv("GOGC") == "" {
-				// Every polled record is copied into the Go heap and is garbage once produced;
-				// collecting at 1.5x the live heap instead of 2x keeps peak RSS within the
-				// 128 MiB target at no measurable CPU cost (docs/benchmarks.md).
-				debug.SetGCPercent(ReplicateGCPercent)
-			}
+			replicator.TuneProcessMemory()
 			return Run(c.Context, &Options{File: file, Output: out, ShutdownTimeout: c.Duration("shutdown-timeout"),
 				ProgressInterval: c.Duration("progress-interval"), Listen: c.String("listen"), ListenAllowRemote: c.Bool("listen-allow-remote"),
 				Force: c.Bool("force")}, f)
@@ -110,10 +104,6 @@ __kmm_state on the target, refreshed every 5 s.`,
 		cmdutil.Example{What: "the tutorial form with MirrorMaker 1 flags", Cmd: "kmm replicate --clusters SOURCE,TARGET --source-cluster-config source-cluster.properties --target-cluster-config target-cluster.properties --whitelist '.*' --config mirror-maker.properties"},
 	)
 }
-
-// ReplicateGCPercent is the Go garbage collector's GOGC for `kmm replicate` when the environment
-// does not set GOGC.
-const ReplicateGCPercent = 50
 
 // Run runs `kmm replicate` until ctx ends or a signal arrives (then drains). With -o json a
 // failure is also one NDJSON event on stdout ({"type":"error",...}, the schema of the engine's
