@@ -99,7 +99,7 @@ var adminChannels = map[string]string{"go.events.channel.size": "1000", "go.prod
 // With the dozen producers and admin clients of `kmm replicate` the Go heap reached ~500 MB
 // before each collection (docs/benchmarks.md). kmm never uses ProduceChannel; delivery
 // reports beyond the Events channel wait in librdkafka, where queue.buffering.max.messages
-// counts them.
+// counts them. (The Copier's producers keep the default Events channel: see CopierSettings.)
 var producerChannels = map[string]string{
 	"go.events.channel.size":  "10000",
 	"go.produce.channel.size": "1000",
