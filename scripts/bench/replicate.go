@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -158,7 +159,9 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 		res.Error = err.Error()
 		return res
 	}
-	defer r.stop(cfg)
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { r.stop(cfg) }) }
+	defer stop()
 	if cfg.Perf && tool == "kmm" {
 		stopPerf := perfRecord(r.pid, filepath.Join(logDir, "perf.data"))
 		defer stopPerf()
@@ -229,6 +232,10 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	res.finishRates()
 	res.OK = true
 	if tool == "kmm" && cfg.Only["verify"] {
+		// Stopped first: its drain stores every position, so verify compares the whole copy
+		// (with kmm replicate alive, verify compares up to the replicated position it reads,
+		// which may trail the target's end by one progress interval), and nothing else runs.
+		stop()
 		logf("verify %s rep %d ...", w.Name, rep)
 		cfg.pending = append(cfg.pending, verifyRuns(ctx, cfg, w, rep, order+1, props, remote)...)
 	}

@@ -223,6 +223,9 @@ func runVerifyCmd(ctx context.Context, cfg *config, props string, args ...string
 	close(stop)
 	u.maxRSSMB = <-sampled
 	out := []byte(stdout.String())
+	// Kept beside the run's other files (the last verify of a run overwrites the previous one).
+	_ = os.WriteFile(filepath.Join(cfg.Bed, "bench", fmt.Sprintf("verify-%d.json", start.UnixNano())), out, 0o644)
+	_ = os.WriteFile(filepath.Join(cfg.Bed, "bench", fmt.Sprintf("verify-%d.stderr", start.UnixNano())), []byte(stderr.String()), 0o644)
 	if ps := cmd.ProcessState; ps != nil {
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			u.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"runtime"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/drill"
@@ -69,7 +70,7 @@ unreachable, 2 for usage errors. Thresholds can also come from a drill file (--d
 			&cli.IntFlag{Name: "samples", Value: 5, Usage: "sample: offset-sync anchors per partition"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "sample: seed of the anchor choice (same seed, same anchors)"},
 			&cli.StringFlag{Name: "from", Usage: "full: 'groups' compares only from each group's translated position to the end"},
-			&cli.IntFlag{Name: "parallel", Value: 4, Usage: "full: partitions compared at once (two readers each, sharing an 8 MiB prefetch budget, at least 1 MiB each)"},
+			&cli.IntFlag{Name: "parallel", Value: defaultParallel(), DefaultText: "the number of CPUs, 2 to 8", Usage: "full: partitions compared at once (two readers each, sharing an 8 MiB prefetch budget, at least 1 MiB each)"},
 			&cli.DurationFlag{Name: "canary", Usage: "produce probes to kmm-canary for D and report gaps and latency"},
 			&cli.Int64Flag{Name: "max-lag-records", Usage: "fail when a partition is more than N records behind"},
 			&cli.DurationFlag{Name: "max-lag-time", Usage: "fail when a partition's oldest unreplicated record is older than D"},
@@ -230,3 +231,8 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	}
 	return nil
 }
+
+// defaultParallel is --parallel's default: one partition compared at a time per CPU, 2 to 8
+// (each is two librdkafka clients with their threads; measured on 2 cores, 4 at once read at
+// 0.62-0.70x the consume-only ceiling and 2 at 0.73-0.87x, docs/benchmarks.md).
+func defaultParallel() int { return min(max(runtime.NumCPU(), 2), 8) }
