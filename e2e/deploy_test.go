@@ -151,15 +151,7 @@ func TestDeployUnitAndDashboard(t *testing.T) {
 		t.Fatalf("ExecStart does not run /usr/local/bin/kmm: %q", svc["ExecStart"])
 	}
 	p := startKMM(t, args[1:]...)
-	var base string
-	addr := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
-	testbed.Eventually(t, 60*time.Second, func() error {
-		if m := addr.FindStringSubmatch(p.Stderr()); m != nil {
-			base = "http://" + m[1]
-			return nil
-		}
-		return fmt.Errorf("no listen address on stderr yet")
-	})
+	base := listenBase(t, p)
 	for _, line := range strings.Split(strings.TrimSpace(p.Stderr()), "\n") {
 		if !strings.HasPrefix(line, "{") {
 			t.Errorf("--log-format json from the unit, yet a stderr line is not JSON: %q", line)

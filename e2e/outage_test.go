@@ -36,6 +36,13 @@ const (
 func outageKMM(t *testing.T, props string) (*proc, string) {
 	t.Helper()
 	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0", "--shutdown-timeout", outageShutdown.String(), "--progress-interval", "5s")
+	return p, listenBase(t, p)
+}
+
+// listenBase waits for a kmm started with --listen 127.0.0.1:0 to say where it serves and
+// returns that base URL.
+func listenBase(t *testing.T, p *proc) string {
+	t.Helper()
 	var base string
 	addr := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
 	testbed.Eventually(t, 60*time.Second, func() error {
@@ -45,7 +52,7 @@ func outageKMM(t *testing.T, props string) (*proc, string) {
 		}
 		return fmt.Errorf("no listen address on stderr yet")
 	})
-	return p, base
+	return base
 }
 
 func httpGet(base, path string) (int, string, error) {

@@ -155,15 +155,7 @@ func TestSecureCommandsEndToEnd(t *testing.T) {
 
 	// replicate A->B over SASL_SSL -> mTLS, serving metrics.
 	k := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0", "--log-level", "debug")
-	var base string
-	addr := regexp.MustCompile(`serving http://(127\.0\.0\.1:\d+)`)
-	testbed.Eventually(t, 60*time.Second, func() error {
-		if m := addr.FindStringSubmatch(k.Stderr()); m != nil {
-			base = "http://" + m[1]
-			return nil
-		}
-		return fmt.Errorf("no listen address on stderr yet")
-	})
+	base := listenBase(t, k)
 	bed.A.Produce(t, seqRecords(topic, parts, 0, n))
 	setOffsets(t, bed.A, group, topic, 150, 120)
 	waitCount(t, bed.B, topic, parts, n, 2*time.Minute)
@@ -252,16 +244,23 @@ func TestSecureCommandsEndToEnd(t *testing.T) {
 	}
 }
 
+// allow is one ALLOW binding per operation for principal on a resource.
+func allow(principal, rtype, name, pattern string, ops ...string) []rdkafka.ACL {
+	out := make([]rdkafka.ACL, 0, len(ops))
+	for _, op := range ops {
+		out = append(out, rdkafka.ACL{ResourceType: rtype, ResourceName: name, PatternType: pattern, Principal: principal,
+			Host: "*", Operation: op, Permission: "ALLOW"})
+	}
+	return out
+}
+
 // aclGrants are the rights a principal needs on the target of a flow S->T for `kmm replicate`
 // with MM2's defaults (docs/security.md): remote and internal topics under S's prefix, kmm's and
 // MM2's internal topics, and the cluster rights of ACL sync.
 func aclGrants(principal, src string) []rdkafka.ACL {
 	var out []rdkafka.ACL
 	add := func(rtype, name, pattern string, ops ...string) {
-		for _, op := range ops {
-			out = append(out, rdkafka.ACL{ResourceType: rtype, ResourceName: name, PatternType: pattern, Principal: principal,
-				Host: "*", Operation: op, Permission: "ALLOW"})
-		}
+		out = append(out, allow(principal, rtype, name, pattern, ops...)...)
 	}
 	// Remote topics, <S>.heartbeats and <S>.checkpoints.internal.
 	add("TOPIC", src+".", "PREFIXED", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER", "ALTER_CONFIGS")
@@ -363,10 +362,7 @@ func TestACLLimitedPrincipal(t *testing.T) {
 func sourceGrants(principal, topic, tgt string) []rdkafka.ACL {
 	var out []rdkafka.ACL
 	add := func(rtype, name, pattern string, ops ...string) {
-		for _, op := range ops {
-			out = append(out, rdkafka.ACL{ResourceType: rtype, ResourceName: name, PatternType: pattern, Principal: principal,
-				Host: "*", Operation: op, Permission: "ALLOW"})
-		}
+		out = append(out, allow(principal, rtype, name, pattern, ops...)...)
 	}
 	add("TOPIC", topic, "LITERAL", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
 	add("TOPIC", "mm2-offset-syncs."+tgt+".internal", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
