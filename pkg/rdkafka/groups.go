@@ -51,7 +51,11 @@ func (a *Admin) DescribeGroups(ctx context.Context, ids ...string) ([]GroupDescr
 func (a *Admin) ListGroupOffsets(ctx context.Context, group string) (map[TP]OffsetMeta, error) {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()
-	res, err := a.a.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{Group: group}}, kafka.SetAdminRequireStableOffsets(false))
+	var res kafka.ListConsumerGroupOffsetsResult
+	err := retryCoordinator(ctx, func() (err error) {
+		res, err = a.a.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{Group: group}}, kafka.SetAdminRequireStableOffsets(false))
+		return err
+	})
 	if IsCode(err, kafka.ErrGroupIDNotFound) {
 		return map[TP]OffsetMeta{}, nil // a group that does not exist has no committed offsets
 	}
@@ -83,16 +87,22 @@ func (a *Admin) AlterGroupOffsets(ctx context.Context, group string, offsets map
 		topic, md := tp.Topic, om.Metadata
 		parts = append(parts, kafka.TopicPartition{Topic: &topic, Partition: tp.Partition, Offset: kafka.Offset(om.Offset), Metadata: &md})
 	}
-	res, err := a.a.AlterConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}})
-	if err != nil {
-		return a.wrap("alter offsets of group "+group, err)
-	}
-	for _, g := range res.ConsumerGroupsTopicPartitions {
-		for _, p := range g.Partitions {
-			if p.Error != nil {
-				return a.wrap("alter offsets of group "+group, p.Error)
+	err := retryCoordinator(ctx, func() error { // the same offsets again: safe to repeat
+		res, err := a.a.AlterConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}})
+		if err != nil {
+			return err
+		}
+		for _, g := range res.ConsumerGroupsTopicPartitions {
+			for _, p := range g.Partitions {
+				if p.Error != nil {
+					return p.Error
+				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return a.wrap("alter offsets of group "+group, err)
 	}
 	return nil
 }
@@ -215,4 +225,32 @@ func (a *Admin) DeleteRecords(ctx context.Context, tp TP, before int64) error {
 		}
 	}
 	return nil
+}
+
+// coordinatorMoving are the answers of a broker whose group coordinator is moving or loading:
+// librdkafka's admin calls do not retry them (its consumers do).
+var coordinatorMoving = []kafka.ErrorCode{kafka.ErrNotCoordinator, kafka.ErrCoordinatorNotAvailable, kafka.ErrCoordinatorLoadInProgress}
+
+// retryCoordinator runs f again while it fails because the group's coordinator is moving or
+// loading, with a growing pause (100 ms to 1 s), until ctx ends; it returns f's last error.
+func retryCoordinator(ctx context.Context, f func() error) error {
+	pause := 100 * time.Millisecond
+	for {
+		err := f()
+		moving := false
+		for _, c := range coordinatorMoving {
+			moving = moving || IsCode(err, c)
+		}
+		if !moving {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		pause = min(2*pause, time.Second)
+	}
 }

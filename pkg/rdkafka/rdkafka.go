@@ -89,11 +89,13 @@ func typed(k, v string) kafka.ConfigValue {
 	return v
 }
 
-// adminChannels sizes the Go channels of an admin client's underlying producer.
-var adminChannels = map[string]string{"go.events.channel.size": "1000", "go.produce.channel.size": "16"}
+// adminConsumer is the setting of the consumer an admin client is derived from (NewAdmin): a
+// group of kmm's own that never joins, no commits, and a small Events channel for its errors.
+var adminConsumer = map[string]string{"group.id": "kmm-admin", "enable.auto.commit": "false",
+	"go.events.channel.enable": "true", "go.events.channel.size": "1000"}
 
 // producerChannels bound the Go client's channels of every producer kmm creates (admin clients:
-// adminChannels). Its defaults, 1,000,000 entries each, allocate 24 MB of channel
+// adminConsumer). Its defaults, 1,000,000 entries each, allocate 24 MB of channel
 // buffers per producer up front: untouched, they cost no RSS themselves, but the garbage
 // collector counts them as live heap and lets garbage grow to twice that before it runs.
 // With the dozen producers and admin clients of `kmm replicate` the Go heap reached ~500 MB
@@ -143,7 +145,7 @@ func IsCode(err error, code kafka.ErrorCode) bool {
 // Admin wraps a librdkafka admin client.
 type Admin struct {
 	a       *kafka.AdminClient
-	parent  *kafka.Producer // set when the client's logs and errors go to a handler
+	parent  *kafka.Consumer // the handle the admin client is derived from
 	timeout time.Duration
 	name    string
 
@@ -177,16 +179,22 @@ func NewAdmin(name string, cfg Config, opts ...Option) (*Admin, error) {
 			user(err)
 		}
 	}
-	// A standalone admin client has no log channel: derive it from a producer that has one.
-	// That producer never produces and its events are only errors: the Go client's default
-	// channel buffers (1,000,000 events and 1,000,000 messages, 24 MB of pointer-holding memory
-	// that every garbage collection scans) are cut to what it can use.
-	cfg = withLogChannel(merge(cfg, failFast, adminChannels))
-	p, err := kafka.NewProducer(cfg.configMap(nil))
+	// The admin client is derived from a consumer with a group.id, never subscribed: a
+	// standalone admin client (or one derived from a producer) has no consumer group handle,
+	// and librdkafka (2.11 to at least 2.15) dereferences that handle when a broker answers
+	// OffsetFetch (ListConsumerGroupOffsets) with NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE,
+	// as brokers do while a group coordinator moves or loads: the process died with SIGSEGV on
+	// librdkafka's thread, no Go trace (TestListGroupOffsetsNotCoordinator). With the handle,
+	// librdkafka re-queries the coordinator of kmm's own idle group and the call returns the
+	// error. The group never joins (DESCRIBE on GROUP kmm- PREFIXED covers its coordinator
+	// lookup, as for kmm's readers: docs/security.md). The consumer's events (errors only: it
+	// fetches nothing) come through a small Events channel; its logs through the log channel.
+	cfg = withLogChannel(merge(cfg, failFast, adminConsumer))
+	p, err := kafka.NewConsumer(cfg.configMap(nil))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))
 	}
-	a, err := kafka.NewAdminClientFromProducer(p)
+	a, err := kafka.NewAdminClientFromConsumer(p)
 	if err != nil {
 		startDrain(name, p.Logs(), cfg, nil)
 		p.Close()
