@@ -261,11 +261,9 @@ func tailRecords(ctx context.Context, a cluster.Cluster, topic string, n int64) 
 		return nil
 	}
 	at := map[cluster.TP]int64{}
-	want := 0
 	for _, tp := range tps {
 		if ends[tp].Offset > starts[tp].Offset {
 			at[tp] = max(starts[tp].Offset, ends[tp].Offset-n)
-			want += int(ends[tp].Offset - at[tp])
 		}
 	}
 	if len(at) == 0 {
@@ -279,15 +277,30 @@ func tailRecords(ctx context.Context, a cluster.Cluster, topic string, n int64) 
 	if err := c.Assign(at); err != nil {
 		return nil
 	}
+	// Read until every partition's last record is in, or nothing came for a while (compaction
+	// and transaction markers leave offsets without records). An empty first poll is not the
+	// end: a client on a loaded machine or a long link (TLS, SASL, then the first fetch) takes
+	// more than one poll to bring anything, and stopping there reported "no heartbeat yet".
 	var out []cluster.Record
+	last := map[cluster.TP]int64{}
+	done := 0
 	deadline := time.Now().Add(10 * time.Second)
-	for len(out) < want && time.Now().Before(deadline) {
+	quiet := time.Now()
+	for done < len(at) && time.Now().Before(deadline) && time.Since(quiet) < cluster.DefaultIdle {
 		recs, err := c.Poll(ctx, 5000, 300*time.Millisecond)
 		if err != nil {
 			break
 		}
-		if len(recs) == 0 {
-			break // compaction can leave fewer records than offsets
+		if len(recs) > 0 {
+			quiet = time.Now()
+		}
+		for _, r := range recs {
+			tp := cluster.TP{Topic: r.Topic, Partition: r.Partition}
+			before, seen := last[tp]
+			last[tp] = r.Offset
+			if r.Offset >= ends[tp].Offset-1 && (!seen || before < ends[tp].Offset-1) {
+				done++
+			}
 		}
 		out = append(out, recs...)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/snapshot"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // What the read commands compute on, read from in-process clusters through the seam: lag from
@@ -67,5 +68,35 @@ func TestLagAndStatusFromClusters(t *testing.T) {
 	}
 	if len(st.MissingOnT) != 1 || st.MissingOnT[0] != "audit" || len(st.SelectedTopics) != 2 {
 		t.Fatalf("selected %v missing %v", st.SelectedTopics, st.MissingOnT)
+	}
+}
+
+// A target whose first fetches are slow (a loaded machine, a long link: TLS, SASL, then the
+// fetch) still shows its last heartbeat: status read "no heartbeat yet" when the first poll of
+// the heartbeats tail came back empty.
+func TestStatusHeartbeatSlowFirstFetch(t *testing.T) {
+	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
+	f := kfakebed.Flow(a, b, "orders")
+	f.EmitHeartbeats, f.HeartbeatInterval = true, time.Second
+	a.CreateTopic(t, "orders", 1)
+	b.CreateTopic(t, "A.orders", 1)
+	b.CreateTopic(t, "heartbeats", 1)
+	hb := mm2wire.Heartbeat{SourceClusterAlias: "A", TargetClusterAlias: "B", Timestamp: time.Now().Add(-2 * time.Second).UnixMilli()}
+	hk, err := hb.AppendKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Produce(t, []cluster.Record{{Topic: "heartbeats", Partition: 0, Key: hk, Value: hb.AppendValue(nil), Timestamp: time.UnixMilli(hb.Timestamp)}})
+	slow := 0
+	b.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if slow++; slow <= 3 {
+			b.KeepControl()
+			time.Sleep(400 * time.Millisecond) // each of the first fetches answers late
+		}
+		return nil, nil, false
+	})
+	st := snapshot.Status(context.Background(), rdkafka.Opener{}, []*flow.Flow{f})[0]
+	if st.LastHeartbeat.IsZero() {
+		t.Fatalf("no heartbeat found behind %d slow fetches", min(slow, 3))
 	}
 }
