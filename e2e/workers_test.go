@@ -1,0 +1,338 @@
+package e2e
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// workerLine matches a worker's log line for a group assignment or revocation; the last group
+// is the list of topic[partition]@offset.
+var workerLine = regexp.MustCompile(`group kmm-A->B-workers (assigned|revoked) (\d+) partition\(s\)[^:]*: (.*)`)
+
+// workerParts returns, from a worker's stderr, the partitions (topic[p]) it holds now per its
+// log, and the number of assignment lines so far.
+func workerParts(stderr, topic string) (map[string]bool, int) {
+	held := map[string]bool{}
+	assigns := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		m := workerLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		list, _, _ := strings.Cut(m[3], `"`)
+		for _, f := range strings.Fields(list) {
+			at := strings.LastIndex(f, "@")
+			if at < 0 {
+				continue
+			}
+			tp := f[:at]
+			if !strings.HasPrefix(tp, topic+"[") {
+				continue // the heartbeats topic MM2 replicates too
+			}
+			if m[1] == "assigned" {
+				held[tp] = true
+			} else {
+				delete(held, tp)
+			}
+		}
+		if m[1] == "assigned" {
+			assigns++
+		}
+	}
+	return held, assigns
+}
+
+func workersProps(t *testing.T, topic string) string {
+	return writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic), "kmm.workers.enabled = true",
+		"A->B.emit.checkpoints.enabled = false", "A->B.sync.topic.acls.enabled = false")
+}
+
+// Three workers share a flow through the group kmm-A->B-workers; one is killed with SIGKILL
+// in the middle of a large backlog of small records: its partitions are picked up by the
+// others (from the stored progress) within 30 s, nothing is lost, duplicates are counted.
+func TestWorkersKill9(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "wk9")
+	const parts, total = 6, 1_000_000
+	bed.A.CreateTopic(t, topic, parts, nil)
+	props := workersProps(t, topic)
+	remote := "A." + topic
+	begin := time.Now()
+	for i := 0; i < 10; i++ {
+		bed.A.Produce(t, seqRecords(topic, parts, i*total/10, total/10))
+	}
+	t.Logf("backlog of %d records (16-byte values) in %d partitions produced in %s", total, parts, time.Since(begin).Round(time.Millisecond))
+
+	var ws []*proc
+	for i := 0; i < 3; i++ {
+		ws = append(ws, startKMM(t, "replicate", props, "--progress-interval", "1s"))
+	}
+	// Every partition assigned, to three distinct workers.
+	testbed.Eventually(t, 60*time.Second, func() error {
+		n, holders := 0, 0
+		for _, w := range ws {
+			h, _ := workerParts(w.Stderr(), topic)
+			n += len(h)
+			if len(h) > 0 {
+				holders++
+			}
+		}
+		if n != parts || holders != 3 {
+			return fmt.Errorf("%d of %d partitions assigned, %d workers hold some", n, parts, holders)
+		}
+		return nil
+	})
+	// Kill the middle worker while the backlog is being copied.
+	victim := ws[1]
+	victimParts, _ := workerParts(victim.Stderr(), topic)
+	waitCount(t, bed.B, remote, parts, total/5, 60*time.Second)
+	copiedAtKill := endSum(t, bed.B, remote, parts)
+	_, assigns0 := workerParts(ws[0].Stderr(), topic)
+	_, assigns2 := workerParts(ws[2].Stderr(), topic)
+	killedAt := time.Now()
+	_ = victim.cmd.Process.Signal(syscall.SIGKILL)
+	<-victim.done
+	if copiedAtKill >= total {
+		t.Fatalf("the kill landed after the copy ended (%d of %d on the target): not a mid-copy kill", copiedAtKill, total)
+	}
+	var pickedUp time.Duration
+	testbed.Eventually(t, 45*time.Second, func() error {
+		h0, a0 := workerParts(ws[0].Stderr(), topic)
+		h2, a2 := workerParts(ws[2].Stderr(), topic)
+		for tp := range victimParts {
+			if !h0[tp] && !h2[tp] {
+				return fmt.Errorf("%s of the killed worker not picked up yet", tp)
+			}
+		}
+		if a0 == assigns0 && a2 == assigns2 {
+			return fmt.Errorf("no new assignment yet")
+		}
+		pickedUp = time.Since(killedAt)
+		return nil
+	})
+	t.Logf("kill -9 of a worker holding %v with %d of %d records on the target: its partitions picked up by the others %s after the kill",
+		keys(victimParts), copiedAtKill, total, pickedUp.Round(time.Millisecond))
+	if pickedUp > 30*time.Second {
+		t.Errorf("partitions picked up %s after the kill, want within 30 s", pickedUp)
+	}
+	waitCount(t, bed.B, remote, parts, total, 90*time.Second)
+	t.Logf("all %d records on the target %s after the kill", total, time.Since(killedAt).Round(time.Millisecond))
+	for _, w := range []*proc{ws[0], ws[2]} {
+		if code := w.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+			t.Fatalf("graceful stop of a worker: exit %d\n%s", code, tail(w.Stderr(), 20))
+		}
+	}
+	lost, dups := audit(t, bed.B, remote, parts, total)
+	t.Logf("3 workers, kill -9 of one mid-copy: %d records, %d lost, %d duplicates on the target (records the killed worker copied after its last stored position)", total, lost, dups)
+	if lost != 0 {
+		t.Fatalf("%d records lost", lost)
+	}
+	// The graceful stops stored every position: a restart copies nothing again.
+	p := startKMM(t, "replicate", props)
+	time.Sleep(5 * time.Second)
+	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if n := endSum(t, bed.B, remote, parts); n != int64(total+dups) {
+		t.Fatalf("a restart after the graceful stops copied %d records again", n-int64(total+dups))
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// endSum is the total of topic's end offsets on c.
+func endSum(t *testing.T, c testbed.Cluster, topic string, parts int) int64 {
+	t.Helper()
+	ends := partEnds(t, c, topic, parts)
+	var n int64
+	for _, e := range ends {
+		n += e
+	}
+	return n
+}
+
+func partEnds(t *testing.T, c testbed.Cluster, topic string, parts int) []int64 {
+	t.Helper()
+	return endsWith(t, c.Admin(t), topic, parts)
+}
+
+func endsWith(t *testing.T, a *rdkafka.Admin, topic string, parts int) []int64 {
+	var tps []rdkafka.TP
+	for p := 0; p < parts; p++ {
+		tps = append(tps, rdkafka.TP{Topic: topic, Partition: int32(p)})
+	}
+	res, err := a.ListOffsets(context.Background(), tps, rdkafka.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int64, parts)
+	for tp, r := range res {
+		out[tp.Partition] = r.Offset
+	}
+	return out
+}
+
+// A third worker joins two that copy a steady load: the group moves some partitions to it
+// (cooperative: the others keep copying the partitions they keep), each moved partition is
+// drained and its position stored before the new worker starts it, and nothing is duplicated
+// or lost. The longest copy pause of the partitions that did not move and of those that did
+// is measured from the target's end offsets.
+func TestWorkersAddWorker(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "wadd")
+	const parts = 6
+	bed.A.CreateTopic(t, topic, parts, nil)
+	props := workersProps(t, topic)
+	remote := "A." + topic
+	load := bed.A.StartLoad(t, topic, parts, 3000)
+	w1 := startKMM(t, "replicate", props)
+	w2 := startKMM(t, "replicate", props)
+	testbed.Eventually(t, 60*time.Second, func() error {
+		h1, _ := workerParts(w1.Stderr(), topic)
+		h2, _ := workerParts(w2.Stderr(), topic)
+		if len(h1)+len(h2) != parts || len(h1) == 0 || len(h2) == 0 {
+			return fmt.Errorf("assigned: %d and %d of %d", len(h1), len(h2), parts)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second) // steady state
+
+	// Sample the target's end offsets every 100 ms: a partition's pause is the longest time
+	// its end did not move (the load writes every partition every 50 ms).
+	var mu sync.Mutex
+	lastMove := make([]time.Time, parts)
+	maxPause := make([]time.Duration, parts)
+	pauseAt := make([]time.Time, parts)
+	adminA, adminB := bed.A.Admin(t), bed.B.Admin(t)
+	prev := endsWith(t, adminB, remote, parts)
+	srcPrev, srcLast, srcPause := endsWith(t, adminA, topic, parts), time.Now(), time.Duration(0)
+	now := time.Now()
+	for i := range lastMove {
+		lastMove[i] = now
+	}
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tk := time.NewTicker(100 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-tk.C:
+			}
+			ends := endsWith(t, adminB, remote, parts)
+			src := endsWith(t, adminA, topic, parts)
+			now := time.Now()
+			mu.Lock()
+			if fmt.Sprint(src) != fmt.Sprint(srcPrev) {
+				srcPause = max(srcPause, now.Sub(srcLast))
+				srcLast, srcPrev = now, src
+			}
+			for p := range ends {
+				if ends[p] != prev[p] {
+					if d := now.Sub(lastMove[p]); d > maxPause[p] {
+						maxPause[p], pauseAt[p] = d, lastMove[p]
+					}
+					lastMove[p] = now
+				}
+			}
+			prev = ends
+			mu.Unlock()
+		}
+	}()
+	time.Sleep(2 * time.Second)
+	mu.Lock()
+	before := append([]time.Duration(nil), maxPause...)
+	for i := range maxPause {
+		maxPause[i] = 0
+	}
+	srcPause = 0
+	mu.Unlock()
+	joined := time.Now()
+	w3 := startKMM(t, "replicate", props)
+	var took time.Duration
+	testbed.Eventually(t, 60*time.Second, func() error {
+		h3, _ := workerParts(w3.Stderr(), topic)
+		if len(h3) == 0 {
+			return fmt.Errorf("the new worker has no partition yet")
+		}
+		took = time.Since(joined)
+		return nil
+	})
+	time.Sleep(5 * time.Second)
+	close(stopSampling)
+	<-sampled
+	h1, _ := workerParts(w1.Stderr(), topic)
+	h2, _ := workerParts(w2.Stderr(), topic)
+	h3, _ := workerParts(w3.Stderr(), topic)
+	if len(h1)+len(h2)+len(h3) != parts {
+		t.Fatalf("after the join: %v, %v, %v (want %d partitions in all)", keys(h1), keys(h2), keys(h3), parts)
+	}
+	var kept, moved time.Duration
+	for p := 0; p < parts; p++ {
+		tp := fmt.Sprintf("%s[%d]", topic, p)
+		if h3[tp] {
+			moved = max(moved, maxPause[p])
+		} else {
+			kept = max(kept, maxPause[p])
+		}
+	}
+	for p := 0; p < parts; p++ {
+		t.Logf("partition %d: longest pause %s from %s after the join", p, maxPause[p].Round(time.Millisecond), pauseAt[p].Sub(joined).Round(time.Millisecond))
+	}
+	var steady time.Duration
+	for _, d := range before {
+		steady = max(steady, d)
+	}
+	t.Logf("a third worker joined: it got %v %s after it started; longest copy pause of the partitions the others kept: %s, of the partitions that moved: %s (steady state before: %s; longest pause of the load on the source meanwhile: %s)",
+		keys(h3), took.Round(time.Millisecond), kept.Round(time.Millisecond), moved.Round(time.Millisecond), steady.Round(time.Millisecond), srcPause.Round(time.Millisecond))
+	if kept > 2500*time.Millisecond {
+		t.Errorf("the partitions that did not move paused %s during the rebalance: a stop-the-world pause", kept)
+	}
+	sent := int(load.Stop())
+	waitCount(t, bed.B, remote, parts, sent, 60*time.Second)
+	for _, w := range []*proc{w1, w2, w3} {
+		if code := w.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+			t.Fatalf("graceful stop: exit %d\n%s", code, tail(w.Stderr(), 20))
+		}
+	}
+	// Every record of the load once: a moved partition resumed exactly where it was drained.
+	n := int(endSum(t, bed.B, remote, parts))
+	seen := map[uint64]int{}
+	for _, r := range bed.B.ConsumeN(t, remote, parts, n, time.Minute) {
+		seen[binary.BigEndian.Uint64(r.Value)]++
+	}
+	lost, dups := 0, 0
+	for i := 0; i < sent; i++ {
+		switch c := seen[uint64(i)]; {
+		case c == 0:
+			lost++
+		case c > 1:
+			dups += c - 1
+		}
+	}
+	t.Logf("load of %d records through the rebalance: %d lost, %d duplicates", sent, lost, dups)
+	if lost != 0 || dups != 0 {
+		t.Fatalf("%d lost, %d duplicates: a handover by revocation must lose and repeat nothing", lost, dups)
+	}
+}
