@@ -112,7 +112,7 @@ type Copier struct {
 	removals  chan *removal
 	pendingRm atomic.Int32
 	done      chan struct{} // delivery goroutine ended
-	cdone              chan struct{} // consumer goroutine ended
+	cdone     chan struct{} // consumer goroutine ended
 
 	consStats, prodStats statsHolder
 	reset                kafka.Offset // where a partition without a start offset begins

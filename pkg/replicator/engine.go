@@ -867,7 +867,7 @@ func (e *engine) close() { e.closeOnce.Do(e.doClose) }
 // an unreachable cluster. Run bounds the whole in time (teardown).
 func (e *engine) doClose() {
 	e.state.release(time.Now().Add(leaseReleaseWait)) // a no-op after a drain released it
-	e.workers.stop() // a no-op after a drain left the groups
+	e.workers.stop()                                  // a no-op after a drain left the groups
 	for _, c := range e.copiers {
 		c.Close()
 	}

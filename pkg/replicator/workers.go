@@ -53,10 +53,16 @@ type workers struct {
 type memberHandler struct{ w *workers }
 type leaderHandler struct{ w *workers }
 
-func (h memberHandler) Assigned(tps []rdkafka.TP)            { h.w.assigned.Add(int64(len(tps))); h.w.e.takeOver(tps) }
-func (h memberHandler) Revoked(tps []rdkafka.TP, lost bool)  { h.w.revoked.Add(int64(len(tps))); h.w.e.giveUp(tps, lost) }
-func (h leaderHandler) Assigned(tps []rdkafka.TP)            { h.w.setLead(true) }
-func (h leaderHandler) Revoked(tps []rdkafka.TP, lost bool)  { h.w.setLead(false) }
+func (h memberHandler) Assigned(tps []rdkafka.TP) {
+	h.w.assigned.Add(int64(len(tps)))
+	h.w.e.takeOver(tps)
+}
+func (h memberHandler) Revoked(tps []rdkafka.TP, lost bool) {
+	h.w.revoked.Add(int64(len(tps)))
+	h.w.e.giveUp(tps, lost)
+}
+func (h leaderHandler) Assigned(tps []rdkafka.TP)           { h.w.setLead(true) }
+func (h leaderHandler) Revoked(tps []rdkafka.TP, lost bool) { h.w.setLead(false) }
 
 func (w *workers) setLead(on bool) {
 	if w.lead.Swap(on) == on {
