@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -294,7 +295,7 @@ func TestWorkersAddWorker(t *testing.T) {
 	srcPause = 0
 	mu.Unlock()
 	joined := time.Now()
-	w3 := startKMM(t, "replicate", props)
+	w3 := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
 	var took time.Duration
 	testbed.Eventually(t, 60*time.Second, func() error {
 		h3, _ := workerParts(w3.Stderr(), topic)
@@ -333,6 +334,63 @@ func TestWorkersAddWorker(t *testing.T) {
 		keys(h3), took.Round(time.Millisecond), kept.Round(time.Millisecond), moved.Round(time.Millisecond), steady.Round(time.Millisecond), srcPause.Round(time.Millisecond))
 	if kept > 2500*time.Millisecond {
 		t.Errorf("the partitions that did not move paused %s during the rebalance: a stop-the-world pause", kept)
+	}
+
+	// /connectors: the source connector's status names the partitions this worker copies.
+	base := listenBase(t, w3)
+	code, body, err := httpGet(base, "/connectors/A->B.MirrorSourceConnector/status")
+	var st struct {
+		Worker *struct {
+			Group      string   `json:"group"`
+			Partitions []string `json:"partitions"`
+		} `json:"kmm_worker"`
+	}
+	if err != nil || code != 200 || json.Unmarshal([]byte(body), &st) != nil || st.Worker == nil || st.Worker.Group != "kmm-A->B-workers" {
+		t.Fatalf("source connector status: %d %v %s", code, err, body)
+	}
+	var mine []string
+	for _, p := range st.Worker.Partitions {
+		if strings.HasPrefix(p, topic+"[") {
+			mine = append(mine, p)
+		}
+	}
+	if fmt.Sprint(mine) != fmt.Sprint(keys(h3)) {
+		t.Fatalf("/connectors says the new worker copies %v, its log says %v", mine, keys(h3))
+	}
+	// kmm status: the three workers and their partitions, from their leases.
+	testbed.Eventually(t, 20*time.Second, func() error {
+		r := Run(t, "status", props, "--flow", "A->B", "-o", "json")
+		var env struct {
+			Items []struct {
+				Workers []struct {
+					PID        int      `json:"pid"`
+					Leader     bool     `json:"leader"`
+					Partitions []string `json:"partitions"`
+				} `json:"workers"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil || len(env.Items) != 1 {
+			return fmt.Errorf("status -o json: %v\n%s", err, r.Stdout)
+		}
+		ws := env.Items[0].Workers
+		leaders, n := 0, 0
+		for _, w := range ws {
+			if w.Leader {
+				leaders++
+			}
+			for _, p := range w.Partitions {
+				if strings.HasPrefix(p, topic+"[") {
+					n++
+				}
+			}
+		}
+		if len(ws) != 3 || leaders != 1 || n != parts {
+			return fmt.Errorf("status lists %d workers, %d leaders, %d of %d partitions: %s", len(ws), leaders, n, parts, r.Stdout)
+		}
+		return nil
+	})
+	if r := Run(t, "status", props, "--flow", "A->B"); !strings.Contains(r.Stdout, "(leader) copies") {
+		t.Fatalf("status text does not list the workers:\n%s", r.Stdout)
 	}
 	sent := int(load.Stop())
 	waitCount(t, bed.B, remote, parts, sent, 60*time.Second)

@@ -200,6 +200,9 @@ func (k *stateKeeper) refresh(ctx context.Context) error {
 	now := time.Now()
 	lease := &flowstate.Lease{Flow: f.Name(), Instance: k.instance, Host: userAtHost(), PID: os.Getpid(), Started: k.started.UTC(),
 		Refreshed: now.UTC(), TTL: flowstate.Duration(LeaseTTL), KMM: buildinfo.Version, Listen: k.listen}
+	if ws := k.e.workers.stats(); ws != nil {
+		lease.Workers = &flowstate.LeaseWorkers{Group: ws.Group, Leader: ws.Leader, Partitions: ws.Partitions}
+	}
 	lv, err := flowstate.Encode(lease)
 	if err != nil {
 		return err

@@ -105,7 +105,7 @@ func (e *engine) stats() FlowStats {
 	}
 	fs.SyncCount, fs.SyncLastMs = e.syncCount.Load(), e.syncLastMs.Load()
 	if c := e.ckpt; c != nil {
-		fs.CheckpointsRunning = fs.Running
+		fs.CheckpointsRunning = fs.Running && e.leads() // workers: the leader's
 		fs.CheckpointCount = c.written.Load()
 		fs.CheckpointGroups = map[string]int64{}
 		c.lastByGroup.Range(func(k, v any) bool { fs.CheckpointGroups[k.(string)] = v.(int64); return true })
