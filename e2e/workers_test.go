@@ -400,12 +400,22 @@ func TestWorkersAddWorker(t *testing.T) {
 		}
 	}
 	// Every record of the load once: a moved partition resumed exactly where it was drained.
-	n := int(endSum(t, bed.B, remote, parts))
+	lost, dups := auditLoad(t, bed.B, remote, parts, sent)
+	t.Logf("load of %d records through the rebalance: %d lost, %d duplicates", sent, lost, dups)
+	if lost != 0 || dups != 0 {
+		t.Fatalf("%d lost, %d duplicates: a handover by revocation must lose and repeat nothing", lost, dups)
+	}
+}
+
+// auditLoad counts the records of a testbed Load (8-byte sequence values 0..sent-1) missing
+// from topic on c, and the duplicates.
+func auditLoad(t *testing.T, c testbed.Cluster, topic string, parts, sent int) (lost, dups int) {
+	t.Helper()
+	n := int(endSum(t, c, topic, parts))
 	seen := map[uint64]int{}
-	for _, r := range bed.B.ConsumeN(t, remote, parts, n, time.Minute) {
+	for _, r := range c.ConsumeN(t, topic, parts, n, time.Minute) {
 		seen[binary.BigEndian.Uint64(r.Value)]++
 	}
-	lost, dups := 0, 0
 	for i := 0; i < sent; i++ {
 		switch c := seen[uint64(i)]; {
 		case c == 0:
@@ -414,8 +424,68 @@ func TestWorkersAddWorker(t *testing.T) {
 			dups += c - 1
 		}
 	}
-	t.Logf("load of %d records through the rebalance: %d lost, %d duplicates", sent, lost, dups)
-	if lost != 0 || dups != 0 {
-		t.Fatalf("%d lost, %d duplicates: a handover by revocation must lose and repeat nothing", lost, dups)
+	return lost, dups
+}
+
+// Fencing: a worker frozen (SIGSTOP) past the group's session timeout is thrown out of the
+// group; the other worker takes its partitions over from the stored positions. When the frozen
+// worker runs again, it finds its assignment lost and stops copying those partitions without
+// storing their positions (the new owner's are newer). Nothing is lost; duplicates are counted.
+func TestWorkersFencing(t *testing.T) {
+	bed := testbed.Attach(t)
+	topic := testbed.Unique(t, "wfence")
+	const parts = 4
+	bed.A.CreateTopic(t, topic, parts, nil)
+	props := workersProps(t, topic)
+	remote := "A." + topic
+	load := bed.A.StartLoad(t, topic, parts, 2000)
+	w1 := startKMM(t, "replicate", props)
+	w2 := startKMM(t, "replicate", props)
+	testbed.Eventually(t, 60*time.Second, func() error {
+		h1, _ := workerParts(w1.Stderr(), topic)
+		h2, _ := workerParts(w2.Stderr(), topic)
+		if len(h1)+len(h2) != parts || len(h1) == 0 || len(h2) == 0 {
+			return fmt.Errorf("assigned: %d and %d of %d", len(h1), len(h2), parts)
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second)
+	frozen, _ := workerParts(w1.Stderr(), topic)
+	_ = w1.cmd.Process.Signal(syscall.SIGSTOP)
+	stoppedAt := time.Now()
+	var tookOver time.Duration
+	testbed.Eventually(t, 40*time.Second, func() error {
+		h2, _ := workerParts(w2.Stderr(), topic)
+		if len(h2) != parts {
+			return fmt.Errorf("the running worker holds %d of %d partitions", len(h2), parts)
+		}
+		tookOver = time.Since(stoppedAt)
+		return nil
+	})
+	time.Sleep(2 * time.Second)
+	_ = w1.cmd.Process.Signal(syscall.SIGCONT)
+	contAt := time.Now()
+	var fenced time.Duration
+	testbed.Eventually(t, 30*time.Second, func() error {
+		if !strings.Contains(w1.Stderr(), "LOST (this worker was thrown out of the group)") {
+			return fmt.Errorf("the resumed worker has not found its assignment lost yet")
+		}
+		fenced = time.Since(contAt)
+		return nil
+	})
+	t.Logf("worker frozen holding %v: the other took its partitions over %s after the freeze; resumed after %s, it found them lost and stopped copying them %s later",
+		keys(frozen), tookOver.Round(time.Millisecond), time.Since(stoppedAt).Round(time.Second), fenced.Round(time.Millisecond))
+	time.Sleep(3 * time.Second) // both run again: the group may rebalance onto the resumed worker
+	sent := int(load.Stop())
+	waitStored(t, bed, topic, parts, 60*time.Second)
+	for _, w := range []*proc{w1, w2} {
+		if code := w.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+			t.Fatalf("graceful stop: exit %d\n%s", code, tail(w.Stderr(), 20))
+		}
+	}
+	lost, dups := auditLoad(t, bed.B, remote, parts, sent)
+	t.Logf("load of %d records through the freeze: %d lost, %d duplicates", sent, lost, dups)
+	if lost != 0 {
+		t.Fatalf("%d records lost", lost)
 	}
 }
