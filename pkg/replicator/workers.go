@@ -151,6 +151,25 @@ func (e *engine) takeOver(tps []rdkafka.TP) {
 		e.warnLimited("takeover", err, fmt.Sprintf("reading the stored positions in %s on %s to take over %d partition(s): %v (retrying)", f.OffsetsTopic, f.Target, len(tps), err))
 		time.Sleep(time.Second)
 	}
+	var foreign []string
+	kept := tps[:0:0]
+	for _, tp := range tps {
+		if f.Selected(tp.Topic) {
+			kept = append(kept, tp)
+		} else {
+			foreign = append(foreign, fmt.Sprintf("%s[%d]", tp.Topic, tp.Partition))
+		}
+	}
+	if len(foreign) > 0 {
+		// Another worker subscribed the group to topics this one does not select: the workers
+		// run different files. These partitions stay uncopied while this worker holds them.
+		e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("group %s assigned partitions of topics this worker's flow does not select: %s; not copied: run every worker of the flow with the same file",
+			f.WorkersGroup(), strings.Join(foreign, " "))})
+	}
+	tps = kept
+	if len(tps) == 0 {
+		return
+	}
 	per := make([][]*rdkafka.CopyPart, len(e.copiers))
 	starts := make([][]int64, len(e.copiers))
 	var names []string
