@@ -489,3 +489,89 @@ func TestWorkersFencing(t *testing.T) {
 		t.Fatalf("%d records lost", lost)
 	}
 }
+
+// The singleton duties run on the leader and move when it dies: two workers copy a flow with
+// group offset sync on; a group's commits on A (caught up on every partition, partitions
+// copied by both workers) reach B exactly, through the leader's checkpointer, which follows the
+// offset syncs both workers write. The leader is killed: the other worker takes the lead and
+// the partitions, and the group's next commits reach B again.
+func TestWorkersLeader(t *testing.T) {
+	bed := testbed.Attach(t)
+	ctx := context.Background()
+	topic, group := testbed.Unique(t, "wlead"), testbed.Unique(t, "g")
+	const parts = 4
+	bed.A.CreateTopic(t, topic, parts, nil)
+	bed.A.Produce(t, seqRecords(topic, parts, 0, 4000))
+	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic), "kmm.workers.enabled = true",
+		"A->B.groups = "+regexp.QuoteMeta(group), "A->B.sync.group.offsets.enabled = true", "A->B.sync.group.offsets.interval.seconds = 1",
+		"A->B.offset.lag.max = 1")
+	remote := "A." + topic
+	ws := []*proc{startKMM(t, "replicate", props), startKMM(t, "replicate", props)}
+	testbed.Eventually(t, 60*time.Second, func() error {
+		h0, _ := workerParts(ws[0].Stderr(), topic)
+		h1, _ := workerParts(ws[1].Stderr(), topic)
+		if len(h0)+len(h1) != parts || len(h0) == 0 || len(h1) == 0 {
+			return fmt.Errorf("assigned: %d and %d of %d", len(h0), len(h1), parts)
+		}
+		return nil
+	})
+	waitStored(t, bed, topic, parts, 60*time.Second)
+	aA, aB := bed.A.Admin(t), bed.B.Admin(t)
+	commitCaughtUp := func() []int64 {
+		ends := partEnds(t, bed.A, topic, parts)
+		m := map[rdkafka.TP]rdkafka.OffsetMeta{}
+		for p, o := range ends {
+			m[rdkafka.TP{Topic: topic, Partition: int32(p)}] = rdkafka.OffsetMeta{Offset: o}
+		}
+		if err := aA.AlterGroupOffsets(ctx, group, m); err != nil {
+			t.Fatal(err)
+		}
+		return ends
+	}
+	waitSynced := func(want []int64) {
+		t.Helper()
+		testbed.Eventually(t, 40*time.Second, func() error {
+			onB, err := aB.ListGroupOffsets(ctx, group)
+			if err != nil {
+				return err
+			}
+			for p, w := range want {
+				if got := onB[rdkafka.TP{Topic: remote, Partition: int32(p)}].Offset; got != w {
+					return fmt.Errorf("group %s on B: %s[%d] at %d, want %d", group, remote, p, got, w)
+				}
+			}
+			return nil
+		})
+	}
+	waitSynced(commitCaughtUp())
+	leader, other := -1, -1
+	for i, w := range ws {
+		if strings.Contains(w.Stderr(), "this worker now leads the flow") {
+			leader, other = i, 1-i
+		}
+	}
+	if leader < 0 || strings.Contains(ws[other].Stderr(), "this worker now leads the flow") {
+		t.Fatalf("want exactly one leader; logs:\n%s\n---\n%s", tail(ws[0].Stderr(), 10), tail(ws[1].Stderr(), 10))
+	}
+	killed := time.Now()
+	_ = ws[leader].cmd.Process.Signal(syscall.SIGKILL)
+	<-ws[leader].done
+	var took time.Duration
+	testbed.Eventually(t, 40*time.Second, func() error {
+		if !strings.Contains(ws[other].Stderr(), "this worker now leads the flow") {
+			return fmt.Errorf("the surviving worker does not lead yet")
+		}
+		took = time.Since(killed)
+		return nil
+	})
+	t.Logf("leader killed: the other worker leads %s later", took.Round(time.Millisecond))
+	bed.A.Produce(t, seqRecords(topic, parts, 4000, 2000))
+	waitStored(t, bed, topic, parts, 60*time.Second)
+	// The killed worker's copies after its last stored position were copied again: B's ends are
+	// A's plus those duplicates, so the translation is checked against B's own ends.
+	commitCaughtUp()
+	waitSynced(partEnds(t, bed.B, remote, parts))
+	if code := ws[other].stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
