@@ -71,11 +71,16 @@ func TestWorkersKill9(t *testing.T) {
 	bed.A.CreateTopic(t, topic, parts, nil)
 	props := workersProps(t, topic)
 	remote := "A." + topic
+	// The records are produced while the workers start and copy (a backlog forms: the producer
+	// is faster than a copy); the kill lands once a fifth is on the target.
 	begin := time.Now()
-	for i := 0; i < 10; i++ {
-		bed.A.Produce(t, seqRecords(topic, parts, i*total/10, total/10))
-	}
-	t.Logf("backlog of %d records (16-byte values) in %d partitions produced in %s", total, parts, time.Since(begin).Round(time.Millisecond))
+	produced := make(chan time.Duration, 1)
+	go func() {
+		for i := 0; i < 10; i++ {
+			bed.A.Produce(t, seqRecords(topic, parts, i*total/10, total/10))
+		}
+		produced <- time.Since(begin)
+	}()
 
 	var ws []*proc
 	for i := 0; i < 3; i++ {
@@ -129,6 +134,7 @@ func TestWorkersKill9(t *testing.T) {
 	if pickedUp > 30*time.Second {
 		t.Errorf("partitions picked up %s after the kill, want within 30 s", pickedUp)
 	}
+	t.Logf("%d records (16-byte values) in %d partitions produced in %s", total, parts, (<-produced).Round(time.Millisecond))
 	waitStored(t, bed, topic, parts, 90*time.Second)
 	t.Logf("every partition copied to its end and its position stored %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 	for _, w := range []*proc{ws[0], ws[2]} {

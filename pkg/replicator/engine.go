@@ -751,11 +751,17 @@ func (e *engine) drain(begin, deadline time.Time) drainResult {
 		return res
 	}
 	e.emit(Event{Type: EvDraining})
-	// A worker leaves its groups first: its partitions are drained and their positions stored
-	// (the revocation), and the other workers take them over.
-	e.workers.stop()
 	reserve := min(max(deadline.Sub(begin)/5, time.Second), 5*time.Second)
 	drainUntil, storeUntil := deadline.Add(-reserve), deadline.Add(-reserve/2)
+	// A worker leaves its groups first: its partitions are drained and their positions stored
+	// (the revocation, within the drain's own budget), and the other workers take them over.
+	if e.workers != nil {
+		e.workers.stopBy.Store(drainUntil.UnixMilli())
+		if e.tgtW.isDown() {
+			e.workers.stopBy.Store(time.Now().UnixMilli()) // nothing can be acknowledged nor stored
+		}
+		e.workers.stop()
+	}
 	res.targetDown = e.tgtW.isDown()
 	all := !res.targetDown
 	if all {

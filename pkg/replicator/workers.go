@@ -46,7 +46,8 @@ type workers struct {
 	srcParts   map[string]int       // selected source topic -> partitions
 	assigned   atomic.Int64         // partitions taken over since start
 	revoked    atomic.Int64
-	rebalances atomic.Int64
+	// stopBy (unix ms, 0 unset) bounds the revocations of a stop: the drain's budget.
+	stopBy atomic.Int64
 }
 
 // memberHandler and leaderHandler adapt the two groups' callbacks.
@@ -212,6 +213,9 @@ func (e *engine) giveUp(tps []rdkafka.TP, lost bool) {
 	f := e.flow
 	begin := time.Now()
 	wait := revokeDrain
+	if by := e.workers.stopBy.Load(); by > 0 {
+		wait = min(wait, max(time.Until(time.UnixMilli(by)), 0))
+	}
 	if lost {
 		wait = 0
 	}
@@ -227,8 +231,9 @@ func (e *engine) giveUp(tps []rdkafka.TP, lost bool) {
 	var storeErr error
 	if !lost && len(removed) > 0 {
 		ctx, cancel := context.WithTimeout(e.workers.ctx, commitTimeout)
-		if e.workers.ctx.Err() != nil { // stopping: the drain's own bound applies
-			ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+		if by := e.workers.stopBy.Load(); by > 0 { // stopping: the drain's own bound applies
+			cancel()
+			ctx, cancel = context.WithDeadline(context.Background(), time.UnixMilli(by).Add(time.Second))
 		}
 		storeErr = e.progress.store(ctx, removed)
 		cancel()
