@@ -41,11 +41,11 @@ type workers struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu         sync.Mutex
-	ends       map[rdkafka.TP]int64 // leader: every selected source partition's end offset
-	srcParts   map[string]int       // selected source topic -> partitions
-	assigned   atomic.Int64         // partitions taken over since start
-	revoked    atomic.Int64
+	mu       sync.Mutex
+	ends     map[rdkafka.TP]int64 // leader: every selected source partition's end offset
+	srcParts map[string]int       // selected source topic -> partitions
+	assigned atomic.Int64         // partitions taken over since start
+	revoked  atomic.Int64
 	// stopBy (unix ms, 0 unset) bounds the revocations of a stop: the drain's budget.
 	stopBy atomic.Int64
 }
