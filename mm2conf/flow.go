@@ -67,6 +67,9 @@ type Settings struct {
 	// MemoryBudgetBytes is kmm.memory.budget.bytes: the bytes of records the flow's pipelines
 	// may hold in librdkafka's queues (pkg/flow splits it).
 	MemoryBudgetBytes int64
+	// WorkersEnabled is kmm.workers.enabled: the flow's partitions are shared by every running
+	// `kmm replicate` of it through a consumer group on the source.
+	WorkersEnabled bool
 
 	// SourceClusterAlias and TargetClusterAlias are the aliases MM2's
 	// connectors use in every name they make (remote topics, internal
@@ -252,6 +255,7 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 	s.AdminTimeout = ms("admin.timeout.ms")
 	s.UseDefaultsFrom = getString("use.defaults.from")
 	s.MemoryBudgetBytes = getLong("kmm.memory.budget.bytes")
+	s.WorkersEnabled = getBool("kmm.workers.enabled")
 	if v, ok := conn["kmm.memory.budget.bytes"]; ok && s.MemoryBudgetBytes < MinMemoryBudget {
 		if n, err := ParseLong(v.Resolved()); err == nil {
 			sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.memory.budget.bytes = %d is below kmm's minimum of %d (4 MiB)", n, MinMemoryBudget),

@@ -125,6 +125,11 @@ var KMMKeys = []keyDef{
 	// (pkg/flow sizes them). More allows more throughput over long round trips; less, less
 	// memory.
 	{Name: "kmm.memory.budget.bytes", Type: "LONG", Default: "33554432"},
+	// Workers: every `kmm replicate` of the flow with this key set shares the flow's source
+	// partitions with the others through a consumer group on the source (kmm-<S>-><T>-workers)
+	// and runs the singleton duties only while it leads (docs/workers.md). Off: one process
+	// copies every partition, as before.
+	{Name: "kmm.workers.enabled", Type: "BOOLEAN", Default: "false"},
 }
 
 func isKMMKey(k string) bool {

@@ -118,6 +118,9 @@ type Flow struct {
 	// MemoryBudget is kmm.memory.budget.bytes: the bytes of records all pipelines of the flow
 	// may hold in librdkafka's queues; 0 = DefaultMemoryBudget.
 	MemoryBudget int64
+	// Workers is kmm.workers.enabled: every `kmm replicate` of the flow joins WorkersGroup on
+	// the source and copies only the partitions the group assigns it (docs/workers.md).
+	Workers bool
 
 	validated bool
 }
@@ -287,3 +290,12 @@ func (f *Flow) Validate() error {
 
 // Validated reports whether Validate has accepted the flow.
 func (f *Flow) Validated() bool { return f.validated }
+
+// WorkersGroup is the consumer group on the source through which the workers of the flow share
+// its partitions (kmm.workers.enabled). The "kmm-" prefix and the "->" keep it apart from
+// users' groups and from MM2's (MM2's Connect group is <S>-mm2 or the Connect group.id).
+func (f *Flow) WorkersGroup() string { return "kmm-" + f.Source + "->" + f.Target + "-workers" }
+
+// LeaderGroup is the consumer group on the target, subscribed to the one-partition state topic,
+// whose holder of partition 0 runs the flow's singleton duties (kmm.workers.enabled).
+func (f *Flow) LeaderGroup() string { return "kmm-" + f.Source + "->" + f.Target + "-leader" }

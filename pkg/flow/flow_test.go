@@ -332,3 +332,24 @@ func TestMemoryBudgetRejected(t *testing.T) {
 		}
 	}
 }
+
+// kmm.workers.enabled: off by default, on per flow or for every flow; the groups' names.
+func TestWorkersKey(t *testing.T) {
+	flows, err := FromMM2(load(t, twoClusters+"clusters = A, B, C\nC.bootstrap.servers = c:9092\nA->B.enabled = true\nA->C.enabled = true\nA->C.kmm.workers.enabled = true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flows {
+		if want := f.Name() == "A->C"; f.Workers != want {
+			t.Errorf("%s: Workers %v, want %v", f.Name(), f.Workers, want)
+		}
+	}
+	flows, err = FromMM2(load(t, twoClusters+"A->B.enabled = true\nkmm.workers.enabled = true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := flows[0]
+	if !f.Workers || f.WorkersGroup() != "kmm-A->B-workers" || f.LeaderGroup() != "kmm-A->B-leader" {
+		t.Errorf("top-level key: Workers %v, groups %q %q", f.Workers, f.WorkersGroup(), f.LeaderGroup())
+	}
+}

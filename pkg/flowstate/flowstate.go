@@ -167,6 +167,16 @@ type Lease struct {
 	TTL       Duration  `json:"ttl"`
 	KMM       string    `json:"kmm_version,omitempty"`
 	Listen    string    `json:"listen,omitempty"` // the --listen URL, when there is one
+	// Workers is the replicator's share of the flow when it runs as one of its workers
+	// (kmm.workers.enabled); nil otherwise.
+	Workers *LeaseWorkers `json:"workers,omitempty"`
+}
+
+// LeaseWorkers is one worker's share of a flow, as of its lease's refresh.
+type LeaseWorkers struct {
+	Group      string   `json:"group"`
+	Leader     bool     `json:"leader"`
+	Partitions []string `json:"partitions"` // topic[partition] the worker copies
 }
 
 // Alive reports whether the lease was refreshed within its TTL at now.

@@ -34,6 +34,9 @@ type FlowStatus struct {
 	DRState     string
 	DRDetail    string
 	Replicators int
+	// Workers are the live replicators that run the flow as its workers (kmm.workers.enabled),
+	// from their leases.
+	Workers     []Worker
 	Checkpoints bool // the flow emits checkpoints
 	GroupSync   bool // sync.group.offsets.enabled
 	Groups      []GroupStatus
@@ -96,6 +99,16 @@ type Report struct {
 	CheckpointAgeMs int64    `json:"checkpoint_age_ms"`  // newest checkpoint of any group; -1: none
 	DRState         string   `json:"dr_state,omitempty"` // the flow's state in __kmm_state
 	Replicators     int      `json:"replicators_alive"`  // live `kmm replicate` leases of the flow
+	Workers         []Worker `json:"workers,omitempty"`  // kmm.workers.enabled: who copies which partitions
+}
+
+// Worker is one live `kmm replicate` that runs a flow as one of its workers.
+type Worker struct {
+	Instance   string   `json:"instance"`
+	Host       string   `json:"host"`
+	PID        int      `json:"pid"`
+	Leader     bool     `json:"leader"`
+	Partitions []string `json:"partitions"`
 }
 
 func age(now, t time.Time) int64 {
@@ -114,7 +127,7 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 	r := Report{Flow: s.Flow, State: OK, SourceReachable: s.SourceErr == nil, TargetReachable: s.TargetErr == nil,
 		TopicsMatched: len(s.SelectedTopics), TopicsMissing: len(s.MissingOnT), Partitions: len(s.Lag),
 		HeartbeatAgeMs: age(now, s.LastHeartbeat), ProgressAgeMs: age(now, s.LastProgress), CheckpointAgeMs: -1, Reasons: []string{},
-		DRState: s.DRState, Replicators: s.Replicators}
+		DRState: s.DRState, Replicators: s.Replicators, Workers: s.Workers}
 	var newestCk time.Time
 	for _, g := range s.Groups {
 		if g.LastCheckpoint.After(newestCk) {

@@ -71,6 +71,9 @@ type (
 		Connector connectorState `json:"connector"`
 		Tasks     []taskState    `json:"tasks"`
 		Type      string         `json:"type"`
+		// Worker (kmm's own field, absent without kmm.workers.enabled): the partitions this
+		// process copies for the source connector, and whether it leads the flow.
+		Worker *WorkerShare `json:"kmm_worker,omitempty"`
 	}
 	taskID struct {
 		Connector string `json:"connector"`
@@ -139,6 +142,9 @@ func (s *Server) status(c connector) connectorStatus {
 		Connector: connectorState{State: state, WorkerID: s.workerID, Trace: trace}}
 	for i := range c.tasks() {
 		st.Tasks = append(st.Tasks, taskState{ID: i, State: state, WorkerID: s.workerID, Trace: trace})
+	}
+	if c.kind == SourceConnector {
+		st.Worker = c.flow.Workers
 	}
 	return st
 }

@@ -56,6 +56,17 @@ type FlowStats struct {
 	Heartbeats  *EmitterStats    // records written to T's heartbeats topic
 	OffsetSyncs *EmitterStats    // records written to the offset-syncs topic
 	Checkpoints *CheckpointStats // checkpoints and group offset sync
+	// Workers is this process's share of the flow when it runs as one of the flow's workers
+	// (kmm.workers.enabled); nil otherwise.
+	Workers *WorkerShare
+}
+
+// WorkerShare is what one worker of a flow copies and whether it leads (runs the singleton
+// duties: checkpoints, heartbeats, config and ACL sync).
+type WorkerShare struct {
+	Group      string   `json:"group"`
+	Leader     bool     `json:"leader"`
+	Partitions []string `json:"partitions"`
 }
 
 // Name is "S->T", the flow name kmm uses everywhere.

@@ -28,6 +28,8 @@ type CopyPart struct {
 	nextExpected int64 // consumer goroutine only; -1 unknown
 	echoTail     int64 // consumer goroutine only: the last echo skipped after the last record produced; -1 none
 	echoListed   bool  // consumer goroutine only: in Copier.echoTailsP
+	produced     int64 // consumer goroutine only: records handed to the producer (Remove waits on it)
+	reported     int64 // delivery goroutine only: their delivery reports handled
 }
 
 // HeaderOrigin is the provenance header a Copier with SetOrigin adds to every record it copies:
@@ -105,8 +107,12 @@ type Copier struct {
 	purged             atomic.Int64 // records whose delivery report said purged
 	dropped            atomic.Int64 // records polled but never produced because the copier stopped
 	calls              chan func()
-	done               chan struct{} // delivery goroutine ended
-	cdone              chan struct{} // consumer goroutine ended
+	// removals are Remove's requests, served by the consumer goroutine between two records
+	// (pendingRm counts them: one atomic load per record).
+	removals  chan *removal
+	pendingRm atomic.Int32
+	done      chan struct{} // delivery goroutine ended
+	cdone     chan struct{} // consumer goroutine ended
 
 	consStats, prodStats statsHolder
 	reset                kafka.Offset // where a partition without a start offset begins
@@ -267,7 +273,7 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 		reset = kafka.OffsetInvalid
 	}
 	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset, ccfg: consumer, pcfg: producer,
-		calls: make(chan func(), 16), done: make(chan struct{}), cdone: make(chan struct{})}
+		calls: make(chan func(), 16), removals: make(chan *removal, 16), done: make(chan struct{}), cdone: make(chan struct{})}
 	startDrain(name+" source", cons.Logs(), consumer, func(err error) {
 		// A fetch refused for lack of READ shows only in librdkafka's log ("Fetch from broker 1
 		// failed: Broker: Topic authorization failed"), and librdkafka retries it forever: stop,
@@ -367,7 +373,12 @@ func (c *Copier) runConsumer(ctx context.Context) {
 		lastTopc string
 		lastList []*CopyPart
 	)
+	defer c.serveRemovals() // Remove never waits on a goroutine that has ended
 	for !c.stop.Load() && ctx.Err() == nil {
+		if c.pendingRm.Load() > 0 {
+			c.serveRemovals()
+			lastTopc, lastList = "", nil
+		}
 		ev := c.cons.Poll(100)
 		if ev == nil {
 			c.ackEchoTails()
@@ -452,6 +463,7 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			err := c.prod.Produce(m, nil)
 			if err == nil {
 				c.produced.Add(1)
+				p.produced++
 				break
 			}
 			var ke kafka.Error
@@ -530,6 +542,7 @@ func (c *Copier) runDeliveries() {
 
 // deliver handles one record's delivery report on the delivery goroutine.
 func (c *Copier) deliver(m *kafka.Message, s *slot) {
+	s.p.reported++
 	if m.TopicPartition.Error != nil {
 		if c.purging.Load() && (IsCode(m.TopicPartition.Error, kafka.ErrPurgeQueue) || IsCode(m.TopicPartition.Error, kafka.ErrPurgeInflight)) {
 			// Given up on at stop (Abandon): never acknowledged, so never stored.
@@ -650,4 +663,105 @@ func (c *Copier) ClientStats() []ClientStat {
 		}
 	}
 	return out
+}
+
+// removal is one Remove request: the consumer goroutine takes the partitions out, stops
+// fetching them, and says how many records of each it had handed to the producer.
+type removal struct {
+	tps   []TP
+	parts []*CopyPart
+	upto  []int64
+	done  chan struct{}
+}
+
+// serveRemovals runs on the consumer goroutine (or once it has ended): no record of a removed
+// partition is produced after it returns.
+func (c *Copier) serveRemovals() {
+	for {
+		select {
+		case r := <-c.removals:
+			c.pendingRm.Add(-1)
+			c.removeNow(r)
+		default:
+			return
+		}
+	}
+}
+
+func (c *Copier) removeNow(r *removal) {
+	defer close(r.done)
+	var tps []kafka.TopicPartition
+	c.mu.Lock()
+	for _, tp := range r.tps {
+		list := c.byTopic[tp.Topic]
+		if int(tp.Partition) >= len(list) || list[tp.Partition] == nil {
+			continue
+		}
+		p := list[tp.Partition]
+		// A fresh list: the consumer goroutine may hold the old one (lastList).
+		nl := slices.Clone(list)
+		nl[tp.Partition] = nil
+		c.byTopic[tp.Topic] = nl
+		r.parts = append(r.parts, p)
+		r.upto = append(r.upto, p.produced)
+		t := tp.Topic
+		tps = append(tps, kafka.TopicPartition{Topic: &t, Partition: tp.Partition})
+	}
+	c.mu.Unlock()
+	if len(tps) > 0 && !c.closed.Load() {
+		if err := c.cons.IncrementalUnassign(tps); err != nil {
+			c.h.Warn("source", fmt.Errorf("%s: unassign: %w", c.name, err))
+		}
+	}
+}
+
+// Remove stops copying the given partitions (those the copier does not copy are ignored): no
+// record of them is produced once it has taken them out, and it then waits up to timeout until
+// every record of them already produced has its delivery report handled (Acked called), so
+// that the caller may store their positions and let another process copy them. It returns the
+// partitions removed and whether every one of their records was acknowledged in time. A
+// partition's skipped echoes after its last copied record are acknowledged too.
+func (c *Copier) Remove(tps []TP, timeout time.Duration) ([]*CopyPart, bool) {
+	r := &removal{tps: tps, done: make(chan struct{})}
+	c.pendingRm.Add(1)
+	c.removals <- r
+	select {
+	case <-c.cdone:
+		c.serveRemovals() // the consumer goroutine has ended (or never served it)
+	case <-r.done:
+	}
+	<-r.done
+	if len(r.parts) == 0 {
+		return nil, true
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		all := true
+		c.OnDeliveryGoroutine(func() {
+			for i, p := range r.parts {
+				if p.reported < r.upto[i] {
+					all = false
+					return
+				}
+			}
+			for _, p := range r.parts {
+				if p.echoTail >= 0 && c.fatal.Load() == nil {
+					c.h.Acked(p, p.echoTail, -1, 0, 0)
+					p.echoTail = -1
+				}
+			}
+		})
+		select {
+		case <-c.done:
+			return r.parts, false
+		default:
+		}
+		if all {
+			return r.parts, true
+		}
+		if time.Now().After(deadline) {
+			return r.parts, false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -39,6 +39,12 @@ type checkpointer struct {
 	ctx    context.Context // ends at close
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// Workers: the mapping follows the offset-syncs topic (every worker's syncs) from
+	// syncsNext on syncsCluster, instead of being fed by this process's sync writer.
+	syncsCluster *rdkafka.Cluster
+	syncsTopic   string
+	syncsNext    int64
 }
 
 func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
@@ -52,7 +58,8 @@ func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	if f.OffsetSyncsOnTarget {
 		syncCluster, other = e.tgt, f.SourceAlias
 	}
-	if _, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), mapping); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+	ls, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), mapping)
+	if err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 		return nil, fmt.Errorf("flow %s: reading offset syncs: %w", f.Name(), err)
 	}
 	mapping.MarkLoaded()
@@ -67,6 +74,9 @@ func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	}
 	c := &checkpointer{e: e, topic: topic, prod: p, mapping: mapping, store: store, done: make(chan struct{}),
 		tracker: checkpoint.NewTracker(checkpoint.Config{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)}
+	if f.Workers {
+		c.syncsCluster, c.syncsTopic, c.syncsNext = syncCluster, f.Policy.OffsetSyncsTopic(other), max(ls.LastOffset+1, 0)
+	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel, c.ctx = cancel, cctx
 	go c.run(cctx)
@@ -111,6 +121,9 @@ func (c *checkpointer) emit(ctx context.Context, ds []checkpoint.Decision) {
 // onSyncs is called by the offset-sync writer after syncs were written; the checkpoints they
 // allow are written within ctx (the writer's) and the checkpointer's own life.
 func (c *checkpointer) onSyncs(ctx context.Context, syncs []mm2wire.OffsetSync) {
+	if c.syncsTopic != "" {
+		return // workers: the offset-syncs topic feeds the mapping (followSyncs)
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	now := time.Now()
@@ -153,6 +166,17 @@ func (c *checkpointer) run(ctx context.Context) {
 			tail.Close()
 		}
 	}()
+	var syncsTail cluster.Reader
+	defer func() {
+		if syncsTail != nil {
+			syncsTail.Close()
+		}
+	}()
+	// Workers: only the leader writes checkpoints and syncs group offsets; the others keep
+	// their mapping current and wait.
+	for c.syncsTopic != "" && !c.e.leads() && ctx.Err() == nil {
+		syncsTail = c.followSyncs(ctx, syncsTail, false)
+	}
 	c.pollAll(ctx)
 	nextPoll := time.Now().Add(f.CheckpointPollInterval)
 	nextSync := time.Now().Add(f.SyncGroupOffsetsInterval)
@@ -161,6 +185,16 @@ func (c *checkpointer) run(ctx context.Context) {
 		nextPoll = time.Now().Add(time.Minute) // a periodic full listing catches anything missed
 	}
 	for ctx.Err() == nil {
+		if c.syncsTopic != "" {
+			syncsTail = c.followSyncs(ctx, syncsTail, true)
+			if !c.e.leads() {
+				for !c.e.leads() && ctx.Err() == nil {
+					syncsTail = c.followSyncs(ctx, syncsTail, false)
+				}
+				c.pollAll(ctx) // leading again: every group's offsets afresh
+				continue
+			}
+		}
 		if tail == nil && time.Now().After(nextTail) {
 			if tail, tailErr = c.openTail(ctx); tail != nil {
 				c.pollAll(ctx) // commits made before the tail started
@@ -333,4 +367,52 @@ func (c *checkpointer) syncGroups(ctx context.Context) {
 		}
 		c.e.emit(Event{Type: EvGroupSynced, Message: fmt.Sprintf("committed %d translated offset(s) of group %s on %s", len(p.Commits), p.Group, f.Target), Count: int64(len(p.Commits))})
 	}
+}
+
+// followSyncs (workers) reads the offset syncs every worker wrote since the last call into the
+// mapping, opening the reader at syncsNext when r is nil; emit writes the checkpoints they
+// allow (the leader). It returns the reader to use next time (nil after an error). Without new
+// syncs it waits up to 200 ms.
+func (c *checkpointer) followSyncs(ctx context.Context, r cluster.Reader, emit bool) cluster.Reader {
+	if r == nil {
+		var err error
+		if r, err = c.syncsCluster.NewReader(); err == nil {
+			err = r.Assign(map[cluster.TP]int64{{Topic: c.syncsTopic, Partition: 0}: c.syncsNext})
+		}
+		if err != nil {
+			if r != nil {
+				r.Close()
+			}
+			c.e.warnLimited("checkpoint-syncs", err, fmt.Sprintf("following %s: %v", c.syncsTopic, err))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			return nil
+		}
+	}
+	recs, err := r.Poll(ctx, 5000, 200*time.Millisecond)
+	if err != nil && ctx.Err() == nil {
+		c.e.warnLimited("checkpoint-syncs", err, fmt.Sprintf("following %s: %v", c.syncsTopic, err))
+	}
+	if len(recs) == 0 {
+		return r
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	now := time.Now()
+	var ds []checkpoint.Decision
+	for _, rec := range recs {
+		c.syncsNext = rec.Offset + 1
+		s, err := mm2wire.DecodeOffsetSync(rec.Key, rec.Value)
+		if err != nil {
+			continue
+		}
+		_, d := c.tracker.AddSync(offsetsync.TP{Topic: s.Topic, Partition: s.Partition}, offsetsync.Sync{Upstream: s.UpstreamOffset, Downstream: s.DownstreamOffset}, now)
+		ds = append(ds, d...)
+	}
+	if emit {
+		c.emit(ctx, ds)
+	}
+	return r
 }

@@ -399,6 +399,11 @@ type engine struct {
 	// closedByState: stopForState closed the heartbeater and the checkpointer.
 	closedByState bool
 	ckptStopped   atomic.Bool // the checkpointer was closed: offset syncs no longer feed it
+
+	// workers shares the flow with other processes (kmm.workers.enabled); nil otherwise.
+	workers *workers
+	// retiredRecs and retiredBytes count what partitions given up to other workers copied.
+	retiredRecs, retiredBytes atomic.Int64
 }
 
 func (e *engine) emit(ev Event) {
@@ -513,6 +518,11 @@ func (e *engine) start(ctx context.Context) error {
 		e.copiers = append(e.copiers, c)
 		c.Start(ctx)
 	}
+	if f.Workers {
+		if err := e.startWorkers(ctx); err != nil {
+			return err
+		}
+	}
 	added, err := e.refreshTopics(ctx)
 	if err != nil {
 		return err
@@ -520,6 +530,11 @@ func (e *engine) start(ctx context.Context) error {
 	total := 0
 	for _, l := range e.parts {
 		total += len(l)
+	}
+	if e.workers != nil {
+		e.emit(Event{Type: EvStarted, Topics: len(e.workers.srcParts), Message: fmt.Sprintf("%d topics shared by the workers of group %s on %s (leader election: group %s on %s), %d pipelines",
+			len(e.workers.srcParts), f.WorkersGroup(), f.Source, f.LeaderGroup(), f.Target, len(e.copiers))})
+		return nil // config and ACL sync are the leader's, from the control loop
 	}
 	e.emit(Event{Type: EvStarted, Topics: len(e.parts), Parts: total,
 		Message: fmt.Sprintf("%d topics, %d partitions (%d new), %d pipelines", len(e.parts), total, added, len(e.copiers))})
@@ -577,11 +592,11 @@ func (e *engine) loop(ctx context.Context) error {
 				next.refresh = now.Add(f.RefreshTopicsInterval)
 			}
 		}
-		if f.SyncTopicConfigs && now.After(next.configs) && !srcDown && !tgtDown {
+		if f.SyncTopicConfigs && now.After(next.configs) && !srcDown && !tgtDown && e.leads() {
 			e.syncConfigs(ctx)
 			next.configs = now.Add(f.SyncConfigsInterval)
 		}
-		if f.SyncTopicACLs && now.After(next.acls) && !srcDown && !tgtDown {
+		if f.SyncTopicACLs && now.After(next.acls) && !srcDown && !tgtDown && e.leads() {
 			e.syncACLs(ctx)
 			next.acls = now.Add(f.SyncACLsInterval)
 		}
@@ -596,6 +611,9 @@ func (e *engine) loop(ctx context.Context) error {
 		}
 		if now.After(next.ends) && !srcDown {
 			e.refreshEnds(ctx)
+			if e.workers != nil && e.leads() {
+				e.workers.refreshAllEnds(ctx)
+			}
 			next.ends = now.Add(5 * time.Second)
 		}
 		if e.opt.ProgressEvery > 0 && now.After(next.progress) {
@@ -631,7 +649,10 @@ func (e *engine) commit(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	defer cancel()
-	if err := e.progress.store(ctx, e.allParts()); err != nil && !errors.Is(err, context.Canceled) {
+	e.partsMu.RLock()
+	parts := e.allParts()
+	e.partsMu.RUnlock()
+	if err := e.progress.store(ctx, parts); err != nil && !errors.Is(err, context.Canceled) {
 		e.warnLimited("progress", err, fmt.Sprintf("storing progress in %s on %s: %v", e.flow.OffsetsTopic, e.flow.Target, err))
 	}
 }
@@ -663,13 +684,15 @@ func (e *engine) emitProgress() {
 			lag += max(0, end-(p.acked.Load()+1))
 		}
 	}
+	e.partsMu.RLock()
 	recs, bytes := e.totals()
+	e.partsMu.RUnlock()
 	e.emit(Event{Type: EvProgress, Records: recs, Bytes: bytes, Topics: len(e.parts), Count: e.gapTotal.Load(), LagRecord: lag})
 }
 
 // Totals returns records and value bytes acknowledged so far (for tests and status).
 func (e *engine) totals() (int64, int64) {
-	var recs, bytes int64
+	recs, bytes := e.retiredRecs.Load(), e.retiredBytes.Load()
 	for _, p := range e.allParts() {
 		recs += p.records.Load()
 		bytes += p.bytes.Load()
@@ -730,6 +753,15 @@ func (e *engine) drain(begin, deadline time.Time) drainResult {
 	e.emit(Event{Type: EvDraining})
 	reserve := min(max(deadline.Sub(begin)/5, time.Second), 5*time.Second)
 	drainUntil, storeUntil := deadline.Add(-reserve), deadline.Add(-reserve/2)
+	// A worker leaves its groups first: its partitions are drained and their positions stored
+	// (the revocation, within the drain's own budget), and the other workers take them over.
+	if e.workers != nil {
+		e.workers.stopBy.Store(drainUntil.UnixMilli())
+		if e.tgtW.isDown() {
+			e.workers.stopBy.Store(time.Now().UnixMilli()) // nothing can be acknowledged nor stored
+		}
+		e.workers.stop()
+	}
 	res.targetDown = e.tgtW.isDown()
 	all := !res.targetDown
 	if all {
@@ -783,7 +815,9 @@ func (e *engine) drain(begin, deadline time.Time) drainResult {
 			res.unstored += ps.records.Load()
 		}
 	}
+	e.partsMu.RLock()
 	recs, bytes := e.totals()
+	e.partsMu.RUnlock()
 	msg := fmt.Sprintf("drained in %s: every fetched record was acknowledged by %s and its position stored", roundDuration(time.Since(begin)), e.flow.Target)
 	if !res.complete() {
 		msg = fmt.Sprintf("stopped at the shutdown bound with work not delivered: %s; nothing is lost: progress is stored only for acknowledged records, so these are copied again after a restart",
@@ -839,6 +873,7 @@ func (e *engine) close() { e.closeOnce.Do(e.doClose) }
 // an unreachable cluster. Run bounds the whole in time (teardown).
 func (e *engine) doClose() {
 	e.state.release(time.Now().Add(leaseReleaseWait)) // a no-op after a drain released it
+	e.workers.stop()                                  // a no-op after a drain left the groups
 	for _, c := range e.copiers {
 		c.Close()
 	}

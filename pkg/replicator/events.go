@@ -26,6 +26,11 @@ const (
 	EvClusterDown      EventType = "cluster_down"
 	EvClusterStillDown EventType = "cluster_still_down"
 	EvClusterUp        EventType = "cluster_up"
+	// Workers (kmm.workers.enabled): the group assigned partitions to this worker, revoked
+	// some, or this worker became (or stopped being) the flow's leader.
+	EvWorkerAssigned EventType = "worker_assigned"
+	EvWorkerRevoked  EventType = "worker_revoked"
+	EvWorkerLeader   EventType = "worker_leader"
 )
 
 // Event is one thing the engine reports. Fields unused by a type are zero.

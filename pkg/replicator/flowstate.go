@@ -200,6 +200,9 @@ func (k *stateKeeper) refresh(ctx context.Context) error {
 	now := time.Now()
 	lease := &flowstate.Lease{Flow: f.Name(), Instance: k.instance, Host: userAtHost(), PID: os.Getpid(), Started: k.started.UTC(),
 		Refreshed: now.UTC(), TTL: flowstate.Duration(LeaseTTL), KMM: buildinfo.Version, Listen: k.listen}
+	if ws := k.e.workers.stats(); ws != nil {
+		lease.Workers = &flowstate.LeaseWorkers{Group: ws.Group, Leader: ws.Leader, Partitions: ws.Partitions}
+	}
 	lv, err := flowstate.Encode(lease)
 	if err != nil {
 		return err
@@ -221,6 +224,14 @@ func (k *stateKeeper) refresh(ctx context.Context) error {
 // ends is the flow's source end offsets as last read by the control loop (nil before any).
 func (k *stateKeeper) ends() *flowstate.Ends {
 	e := k.e
+	if e.workers != nil {
+		// Workers: the leader writes the snapshot of every selected partition; the others none.
+		all := e.workers.allEnds()
+		if !e.leads() || all == nil {
+			return nil
+		}
+		return &flowstate.Ends{Flow: e.flow.Name(), Ends: all, At: time.UnixMilli(e.endsAtMs.Load()).UTC()}
+	}
 	e.partsMu.RLock()
 	defer e.partsMu.RUnlock()
 	out := &flowstate.Ends{Flow: e.flow.Name(), Ends: map[string][]int64{}}

@@ -50,7 +50,8 @@ func (h *heartbeater) run(ctx context.Context) {
 		key, err := hb.AppendKey(nil)
 		// While the previous heartbeat is still queued (the target is slow or away), queue
 		// nothing more behind it.
-		if err == nil && h.prod.Len() == 0 {
+		// Workers: only the leader emits them.
+		if err == nil && h.prod.Len() == 0 && h.e.leads() {
 			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			_, err = h.prod.ProduceSync(sctx, []rdkafka.Record{{Topic: h.topic, Partition: 0, Key: key, Value: hb.AppendValue(nil), Timestamp: time.UnixMilli(hb.Timestamp)}})
 			cancel()

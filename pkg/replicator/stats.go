@@ -73,6 +73,8 @@ type FlowStats struct {
 	Stalled bool `json:"stalled"`
 	// WaitingRecords is how many records wait (see StalledMs); -1 unknown.
 	WaitingRecords int64 `json:"waiting_records"`
+	// Workers is this process's share of the flow (kmm.workers.enabled); nil otherwise.
+	Workers *WorkerStats `json:"workers,omitempty"`
 }
 
 func (e *engine) stats() FlowStats {
@@ -103,7 +105,7 @@ func (e *engine) stats() FlowStats {
 	}
 	fs.SyncCount, fs.SyncLastMs = e.syncCount.Load(), e.syncLastMs.Load()
 	if c := e.ckpt; c != nil {
-		fs.CheckpointsRunning = fs.Running
+		fs.CheckpointsRunning = fs.Running && e.leads() // workers: the leader's
 		fs.CheckpointCount = c.written.Load()
 		fs.CheckpointGroups = map[string]int64{}
 		c.lastByGroup.Range(func(k, v any) bool { fs.CheckpointGroups[k.(string)] = v.(int64); return true })
@@ -113,6 +115,7 @@ func (e *engine) stats() FlowStats {
 	for _, c := range e.copiers {
 		fs.Clients = append(fs.Clients, c.ClientStats()...)
 	}
+	fs.Workers = e.workers.stats()
 	if e.flow.Enabled {
 		fs.StalledMs = e.stalledMs(time.Now().UnixMilli())
 		fs.Stalled = fs.Running && fs.StalledMs >= e.opt.StallAfter.Milliseconds()

@@ -117,6 +117,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		}
 	}
 	started := 0
+	shared := map[string]int{} // workers: selected topic -> partitions
 	for _, t := range selected {
 		remote := f.Policy.FormatRemoteTopic(f.SourceAlias, t)
 		n := srcTopics[t].Partitions
@@ -126,6 +127,15 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 				continue
 			}
 			e.emit(Event{Type: EvPartitionsGrew, Remote: remote, Parts: n, Message: fmt.Sprintf("%s on %s grown from %d to %d partitions", remote, f.Target, have, n)})
+		}
+		if e.workers != nil {
+			// Workers: the group assigns the partitions (takeOver); here only the remote
+			// topic is made ready and the topic joins the group's subscription.
+			if err := cluster.WaitPartitions(ctx, e.tgt, remote, n); err != nil {
+				return started, err
+			}
+			shared[t] = n
+			continue
 		}
 		have := len(e.parts[t])
 		if have >= n {
@@ -165,6 +175,11 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		}
 		if have > 0 {
 			e.emit(Event{Type: EvTopicAdded, Topic: t, Remote: remote, Parts: n, Message: fmt.Sprintf("now copying %d partitions of %s", n, t)})
+		}
+	}
+	if e.workers != nil {
+		if err := e.workers.subscribe(shared); err != nil {
+			return started, err
 		}
 	}
 	return started, nil

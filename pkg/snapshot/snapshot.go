@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -176,7 +177,7 @@ func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow, live L
 		defer tgt.Close()
 	}
 	if tgt != nil {
-		st.DRState, st.DRDetail, st.Replicators = drState(ctx, src, tgt, f)
+		st.DRState, st.DRDetail, st.Replicators, st.Workers = drState(ctx, src, tgt, f)
 		st.LastHeartbeat = lastHeartbeat(ctx, tgt, f)
 		if f.Enabled {
 			st.LastProgress, st.StoredParts = lastProgress(ctx, tgt, f)
@@ -349,7 +350,7 @@ func groupStatus(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) []
 
 // drState reads the flow's state record (newest epoch of T's and S's copies) and its live
 // replicator leases from __kmm_state.
-func drState(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) (state, detail string, alive int) {
+func drState(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) (state, detail string, alive int, workers []health.Worker) {
 	var copies []*flowstate.Flow
 	var leases []*flowstate.Lease
 	for _, c := range []cluster.Cluster{tgt, src} {
@@ -372,12 +373,16 @@ func drState(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) (state
 	for _, l := range leases {
 		if l.Alive(now) {
 			alive++
+			if l.Workers != nil {
+				workers = append(workers, health.Worker{Instance: l.Instance, Host: l.Host, PID: l.PID, Leader: l.Workers.Leader, Partitions: l.Workers.Partitions})
+			}
 		}
 	}
+	sort.Slice(workers, func(i, j int) bool { return workers[i].Instance < workers[j].Instance })
 	if st.Epoch > 0 {
 		detail = fmt.Sprintf("epoch %d since %s, %s by %s, run %s", st.Epoch, st.At.Format(time.RFC3339), st.Mode, st.By, st.RunID)
 	}
-	return string(st.State), detail, alive
+	return string(st.State), detail, alive, workers
 }
 
 // LeaseLive takes live positions from the running `kmm replicate` that the flow's replicator
@@ -391,6 +396,7 @@ func LeaseLive(ctx context.Context, tgt cluster.Cluster, f *flow.Flow) map[clust
 	}
 	host, _ := os.Hostname()
 	now := time.Now()
+	var out map[cluster.TP]lag.Observed
 	for _, l := range flowstate.Leases(recs, f.Source, f.Target) {
 		if !l.Alive(now) || l.Listen == "" {
 			continue
@@ -398,11 +404,24 @@ func LeaseLive(ctx context.Context, tgt cluster.Cluster, f *flow.Flow) map[clust
 		if u, err := url.Parse(l.Listen); err != nil || (isLoopback(u.Hostname()) && l.Host != host && !strings.HasSuffix(l.Host, "@"+host)) {
 			continue
 		}
-		if m := LivePositions(ctx, l.Listen, f, now); m != nil {
-			return m
+		m := LivePositions(ctx, l.Listen, f, now)
+		if m == nil {
+			continue
+		}
+		if l.Workers == nil {
+			return m // the one replicator of the flow
+		}
+		// Workers: each knows the partitions it copies; together they know them all.
+		if out == nil {
+			out = map[cluster.TP]lag.Observed{}
+		}
+		for tp, o := range m {
+			if _, seen := out[tp]; !seen {
+				out[tp] = o
+			}
 		}
 	}
-	return nil
+	return out
 }
 
 func isLoopback(h string) bool {

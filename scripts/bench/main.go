@@ -51,7 +51,7 @@ type config struct {
 	LatencySecs                       float64
 	MM2Heap                           string
 	Poll                              time.Duration
-	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency, verify (default all; verify needs kmm)
+	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency, verify, workers (default all; verify needs kmm)
 	Workloads                         map[string]bool // BENCH_WORKLOADS: 1k, 100b (default both)
 	Perf                              bool            // BENCH_PERF=1: perf record every kmm run (profiling only)
 
@@ -161,7 +161,7 @@ func loadConfig() *config {
 	if c.OutDir == "" {
 		c.OutDir = defOut
 	}
-	c.Only = listEnv("BENCH_ONLY", "ceiling,kmm,mm2,latency,verify")
+	c.Only = listEnv("BENCH_ONLY", "ceiling,kmm,mm2,latency,verify,workers")
 	c.Workloads = listEnv("BENCH_WORKLOADS", "1k,100b")
 	c.Perf = os.Getenv("BENCH_PERF") == "1"
 	b := make([]byte, 3)
@@ -346,6 +346,28 @@ func run(ctx context.Context, cfg *config) int {
 					order++
 				}
 				cfg.pending = nil
+			}
+		}
+	}
+	// Workers: 1, 2 and 3 `kmm replicate` processes sharing the flow (kmm.workers.enabled), then
+	// 3 with one killed a third of the way (docs/workers.md).
+	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["workers"]; i++ {
+		for wi, w := range ws {
+			if cfg.Smoke && wi > 0 {
+				break // smoke: the harness once
+			}
+			for order, n := range []int{1, 2, 3, 3} {
+				if ctx.Err() != nil {
+					break
+				}
+				kill := order == 3
+				logf("workers %d%s %s rep %d ...", n, map[bool]string{true: " (one killed)"}[kill], w.Name, i)
+				r := runWorkers(ctx, cfg, w, n, kill, i, order)
+				record(r)
+				if r.OK {
+					logf("  %d worker(s): %.0f rec/s, CPU of all workers together %.1f s per GB copied%s", n, r.RecPerSec, r.CPUPerGB,
+						map[bool]string{true: fmt.Sprintf(", resumed %.1f s after the kill", r.ResumeSec)}[kill])
+				}
 			}
 		}
 	}

@@ -203,6 +203,7 @@ func (rep *report) markdown(notes string) []byte {
 		}
 	}
 	p("\n")
+	rep.workersMarkdown(p)
 
 	p("## Latency at %d records/s\n\n", c.LatencyRate)
 	p("| median (min–max) | kmm | MM2 | kmm / MM2 (median of pairs) |\n|---|---|---|---|\n")

@@ -39,6 +39,9 @@ type runResult struct {
 	CPUTotalGB  float64 `json:"cpu_s_total_per_gb"`    // CPUTotal per payload GB
 	PeakRSSMB   float64 `json:"peak_rss_mb,omitempty"` // VmHWM (MiB) at completion
 	RSSMB       float64 `json:"rss_mb,omitempty"`      // VmRSS (MiB) at completion
+	// ResumeSec (kmm-workers-N-kill): the longest wait after the kill until an unfinished
+	// partition moved again on the target (the killed worker's partitions taken over).
+	ResumeSec float64 `json:"resume_after_kill_s,omitempty"`
 
 	MachineBusy  float64            `json:"machine_busy_cores"` // all CPUs busy during transfer, in cores
 	BrokerCores  map[string]float64 `json:"broker_cores,omitempty"`

@@ -400,6 +400,9 @@ func smokeCheck(cfg *config, rep *report) error {
 	if cfg.Only["verify"] {
 		want = append(want, "verify-ceiling", "verify-full", "verify-metadata")
 	}
+	if cfg.Only["workers"] {
+		want = append(want, "kmm-workers-1", "kmm-workers-2", "kmm-workers-3", "kmm-workers-3-kill")
+	}
 	for _, k := range want {
 		if kinds[k] == 0 {
 			return fmt.Errorf("no %s run in the report", k)

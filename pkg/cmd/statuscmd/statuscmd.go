@@ -172,6 +172,13 @@ func render(io *iostreams.IOStreams, out string, reps []health.Report, now time.
 		for _, why := range r.Reasons {
 			fmt.Fprintf(io.Out, "%s: %s\n", r.Flow, why)
 		}
+		for _, w := range r.Workers {
+			lead := ""
+			if w.Leader {
+				lead = " (leader)"
+			}
+			fmt.Fprintf(io.Out, "%s: worker %s pid %d%s copies %d partition(s): %s\n", r.Flow, w.Host, w.PID, lead, len(w.Partitions), strings.Join(w.Partitions, " "))
+		}
 	}
 	return nil
 }

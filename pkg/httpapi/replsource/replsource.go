@@ -63,6 +63,9 @@ func (s *Source) Stats() []httpapi.FlowStats {
 				hs.Stall = &httpapi.StallStats{Seconds: float64(fs.StalledMs) / 1000, Stalled: fs.Stalled, WaitingRecords: fs.WaitingRecords}
 			}
 			hs.CheckpointsRunning = fs.CheckpointsRunning
+			if w := fs.Workers; w != nil {
+				hs.Workers = &httpapi.WorkerShare{Group: w.Group, Leader: w.Leader, Partitions: w.Partitions}
+			}
 			if f.heartbeats {
 				hs.Heartbeats = &httpapi.EmitterStats{Count: fs.HeartbeatCount, LastMs: fs.HeartbeatLastMs}
 			}
