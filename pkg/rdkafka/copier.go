@@ -14,6 +14,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
 // CopyPart is one partition a Copier replicates: records of SrcTopic[Partition] are produced to
@@ -534,6 +535,14 @@ func (c *Copier) deliver(m *kafka.Message, s *slot) {
 		if c.purging.Load() && (IsCode(m.TopicPartition.Error, kafka.ErrPurgeQueue) || IsCode(m.TopicPartition.Error, kafka.ErrPurgeInflight)) {
 			// Given up on at stop (Abandon): never acknowledged, so never stored.
 			c.purged.Add(1)
+			return
+		}
+		if e := m.TopicPartition.Error; IsCode(e, kafka.ErrUnknownPartition) || IsCode(e, kafka.ErrUnknownTopic) || IsCode(e, kafka.ErrUnknownTopicOrPart) {
+			// The remote topic was deleted (or lost partitions) and not recreated within
+			// librdkafka's topic.metadata.propagation.max.ms: stop rather than guess.
+			c.setFatal(kerr.WithHint(fmt.Errorf("%s: the target topic %s[%d] is gone from %s (deleted?): the record from %s[%d] offset %d was not written: %w",
+				c.name, s.p.DstTopic, s.p.Partition, orName(c.TargetCluster, "the target"), s.p.SrcTopic, s.p.Partition, s.srcOff, e),
+				"kmm recreates a deleted remote topic at its next topic refresh when that comes within topic.metadata.propagation.max.ms (30 s): keep refresh.topics.interval.seconds below it (kmm's default is 10), or start kmm again: it creates the topic and resumes from its stored progress (what the deleted topic held is not copied again)"))
 			return
 		}
 		c.setFatal(Deny(fmt.Errorf("%s: target rejected the record from %s[%d] offset %d: %w",
