@@ -35,9 +35,9 @@ test: build testbed-up ## unit + real-cluster tests (starts the test bed if it i
 # e2e package): needs the bed; writes one JSON per scenario to FAULTS_OUT and regenerates the
 # table in docs/reliability.md from them. KMM_FAULT_SEED=<n> repeats the SIGKILL moments of a run.
 FAULTS_OUT ?= $(or $(KMM_TESTBED_DIR),$(CURDIR)/.testbed)/faults
-test-faults: build testbed-up ## the fault suite (~6 min): kill -9 x10, broker stop/freeze/restart, network faults (toxiproxy), topic deleted -> docs/reliability.md
+test-faults: build testbed-up ## the fault suite (~7 min): kill -9 x10, broker stop/freeze/restart, network faults (toxiproxy), topic deleted -> docs/reliability.md
 	rm -rf $(FAULTS_OUT)
-	KMM_BIN=$(CURDIR)/bin/kmm KMM_REQUIRE_TESTBED=1 KMM_FAULTS_OUT=$(FAULTS_OUT) $(GO) test -count=1 -v -timeout 20m -run '^TestFault' ./e2e
+	KMM_BIN=$(CURDIR)/bin/kmm KMM_REQUIRE_TESTBED=1 KMM_FAULTS_OUT=$(FAULTS_OUT) $(GO) test -count=1 -v -parallel 4 -timeout 20m -run '^TestFault' ./e2e
 	$(GO) run ./scripts/faultsdoc $(FAULTS_OUT) docs/reliability.md
 
 # make unit links ~35 test binaries, ~20 of them with the static librdkafka: without DWARF

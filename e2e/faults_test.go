@@ -208,7 +208,7 @@ func (f *faultFlow) waitAcked(t *testing.T, ends map[rdkafka.TP]int64, within ti
 
 // finish measures recovery from faultEnd, stops the load, lets kmm copy the rest, stops it
 // gracefully (exit 0) and compares both clusters.
-func (f *faultFlow) finish(t *testing.T, mode faultMode, scenario, fault string, faultEnd time.Time) {
+func (f *faultFlow) finish(t *testing.T, mode faultMode, scenario, fault string, faultEnd time.Time, note string) {
 	t.Helper()
 	f.alive(t, "during the fault")
 	f.waitAcked(t, f.sourceEnds(t), 3*time.Minute)
@@ -223,7 +223,7 @@ func (f *faultFlow) finish(t *testing.T, mode faultMode, scenario, fault string,
 	}
 	missing, dups, total := compareCopy(t, f.src, f.topic, f.dst, f.remote, faultParts)
 	assertDelivery(t, mode, faultResult{Scenario: scenario, Fault: fault, Records: total, Lost: missing, Duplicated: dups,
-		RecoverSec: recover.Seconds(), KMMRuns: 1, Note: fmt.Sprintf("progress stored again %.1f s after the fault", stored.Seconds())})
+		RecoverSec: recover.Seconds(), KMMRuns: 1, Note: strings.TrimPrefix(note+fmt.Sprintf("; progress stored again %.1f s after the fault", stored.Seconds()), "; ")})
 }
 
 // waitStored waits until kmm stored (in mm2-offsets.<S>.internal on the target) the position
@@ -247,7 +247,8 @@ func (f *faultFlow) waitStored(t *testing.T, ends map[rdkafka.TP]int64, since ti
 }
 
 // TestFaultKill9x10: kmm replicate is killed with SIGKILL 10 times at random (seeded) moments
-// while 1M small records are produced, and restarted each time, as a supervisor would.
+// while it copies 1M small records (produced meanwhile), and restarted each time, as a
+// supervisor would.
 //
 // It runs in parallel with TestFaultNetwork only (the two touch no broker; Go starts parallel
 // top-level tests after the package's sequential ones, so never beside a broker fault).
@@ -276,22 +277,52 @@ func TestFaultKill9x10(t *testing.T) {
 			bed.A.Produce(t, recs)
 		}
 	}()
+	// Each run is killed at a random moment once it is copying: after the target's end
+	// offsets moved past where they were when it started (so no kill hits a process still
+	// starting up), plus 0-1.5 s.
+	var dtps []rdkafka.TP
+	for i := 0; i < parts; i++ {
+		dtps = append(dtps, rdkafka.TP{Topic: remote, Partition: int32(i)})
+	}
+	ba := bed.B.Admin(t)
+	targetTotal := func() int64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ends, err := ba.ListOffsets(ctx, dtps, rdkafka.Latest)
+		if err != nil {
+			return -1 // the remote topic does not exist before the first run created it
+		}
+		var n int64
+		for _, e := range ends {
+			n += e.Offset
+		}
+		return n
+	}
 	var moments []string
 	start := time.Now()
 	for i := 0; i < kills; i++ {
+		before := targetTotal()
 		p := startKMM(t, "replicate", props, "--progress-interval", "1s")
-		d := time.Duration(300+rng.Intn(2700)) * time.Millisecond
+		began := time.Now()
+		testbed.Eventually(t, time.Minute, func() error {
+			select {
+			case <-p.done:
+				t.Fatalf("kmm run %d exited by itself (code %d):\n%s", i+1, p.cmd.ProcessState.ExitCode(), tail(p.Stderr(), 20))
+			default:
+			}
+			if n := targetTotal(); n <= before || n <= 0 {
+				return fmt.Errorf("run %d copied nothing yet (target %d records, %d before it)", i+1, n, before)
+			}
+			return nil
+		})
+		copying := time.Since(began)
+		d := time.Duration(rng.Intn(1500)) * time.Millisecond
 		time.Sleep(d)
-		select {
-		case <-p.done:
-			t.Fatalf("kmm run %d exited by itself (code %d):\n%s", i+1, p.cmd.ProcessState.ExitCode(), tail(p.Stderr(), 20))
-		default:
-		}
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 		<-p.done
-		moments = append(moments, d.Round(time.Millisecond).String())
+		moments = append(moments, fmt.Sprintf("%s+%s", copying.Round(100*time.Millisecond), d.Round(time.Millisecond)))
 	}
-	t.Logf("SIGKILL after %s of each run", strings.Join(moments, ", "))
+	t.Logf("SIGKILL of each run at (first copy seen + random delay): %s; target held %d records after the last kill", strings.Join(moments, ", "), targetTotal())
 	<-produced
 	t.Logf("1M records produced and %d kills in %s", kills, time.Since(start).Round(100*time.Millisecond))
 	lastKill := time.Now()
@@ -315,7 +346,7 @@ func TestFaultKill9x10(t *testing.T) {
 		t.Fatalf("graceful stop: exit %d\n%s", code, tail(p.Stderr(), 20))
 	}
 	missing, dups, n := compareCopy(t, bed.A, topic, bed.B, remote, parts)
-	assertDelivery(t, atLeastOnce, faultResult{Scenario: "kill9x10", Fault: fmt.Sprintf("SIGKILL of kmm %d times, 0.3-3 s into each run, during 1M records", kills),
+	assertDelivery(t, atLeastOnce, faultResult{Scenario: "kill9x10", Fault: fmt.Sprintf("SIGKILL of kmm %d times, each run 0-1.5 s after it started copying, during 1M records", kills),
 		Records: n, Lost: missing, Duplicated: dups, RecoverSec: recover.Seconds(), KMMRuns: kills + 1, Seed: seed,
 		Note: "recovery: last restart -> all 1M acknowledged"})
 }
@@ -325,6 +356,7 @@ func TestFaultKill9x10(t *testing.T) {
 func TestFaultTargetBrokerStopped60s(t *testing.T) {
 	bed := testbed.Attach(t)
 	f := startFaultFlow(t, bed.A, bed.B, "fstop", nil)
+	began := time.Now()
 	testbed.Script(t, "down", "B")
 	down := true
 	defer func() {
@@ -332,11 +364,14 @@ func TestFaultTargetBrokerStopped60s(t *testing.T) {
 			bed.Restart(t, "B")
 		}
 	}()
+	stopped := time.Now()
 	time.Sleep(60 * time.Second)
 	f.alive(t, "while the target was stopped")
 	bed.Restart(t, "B")
 	down = false
-	f.finish(t, atLeastOnce, "target-stopped-60s", "target broker stopped 60 s (testbed.sh down B), then started", time.Now())
+	note := fmt.Sprintf("stop took %.0f s, then down 60 s, start took %.0f s", stopped.Sub(began).Seconds(), time.Since(stopped.Add(60*time.Second)).Seconds())
+	t.Logf("target broker: %s", note)
+	f.finish(t, atLeastOnce, "target-stopped-60s", "target broker stopped 60 s (testbed.sh down B), then started", time.Now(), note)
 }
 
 // TestFaultTargetBrokerFrozen60s: the target's only broker is frozen with SIGSTOP for 60 s
@@ -349,7 +384,7 @@ func TestFaultTargetBrokerFrozen60s(t *testing.T) {
 	time.Sleep(60 * time.Second)
 	f.alive(t, "while the target was frozen")
 	resume()
-	f.finish(t, atLeastOnce, "target-frozen-60s", "target broker frozen 60 s (SIGSTOP), then SIGCONT", time.Now())
+	f.finish(t, atLeastOnce, "target-frozen-60s", "target broker frozen 60 s (SIGSTOP), then SIGCONT", time.Now(), "")
 }
 
 // TestFaultSourceBrokerRestarted: the source's only broker is restarted (stop, start) while
@@ -360,8 +395,9 @@ func TestFaultSourceBrokerRestarted(t *testing.T) {
 	began := time.Now()
 	testbed.Script(t, "down", "A")
 	bed.Restart(t, "A")
-	t.Logf("source broker restarted in %s", time.Since(began).Round(100*time.Millisecond))
-	f.finish(t, atLeastOnce, "source-restarted", "source broker restarted (testbed.sh down A; up A)", time.Now())
+	note := fmt.Sprintf("broker stopped and answering again in %.0f s", time.Since(began).Seconds())
+	t.Logf("source %s", note)
+	f.finish(t, atLeastOnce, "source-restarted", "source broker restarted (testbed.sh down A; up A)", time.Now(), note)
 }
 
 // netFaults is the sequence of network faults applied through one proxy: each is held, then
@@ -443,6 +479,9 @@ func TestFaultNetwork(t *testing.T) {
 						}
 					}
 					t.Logf("%s side, %s: %d records acknowledged while the fault held", s.name, nf.name, during-before)
+					if nf.repeat == 1 {
+						faultNetAcked.Store(s.name+"/"+nf.name, during-before)
+					}
 					remove()
 					if nf.repeat > 1 {
 						time.Sleep(nf.hold)
@@ -466,7 +505,7 @@ func TestFaultNetwork(t *testing.T) {
 	}
 }
 
-var faultNetRecover sync.Map // side/fault -> seconds to catch up
+var faultNetRecover, faultNetAcked sync.Map // side/fault -> seconds to catch up, records acknowledged during the fault
 
 // finishNet is finish for the network scenarios: one result per side, the recovery time of
 // each fault in the note, the worst as the figure.
@@ -489,8 +528,15 @@ func (f *faultFlow) finishNet(t *testing.T, side string, descs []string) {
 		worst = max(worst, s)
 		notes = append(notes, fmt.Sprintf("%s %.1fs", nf.name, s))
 	}
+	var held []string
+	for _, nf := range netFaults {
+		if v, ok := faultNetAcked.Load(side + "/" + nf.name); ok {
+			held = append(held, fmt.Sprintf("%s %d", nf.name, v.(int64)))
+		}
+	}
+	notes = append(notes[:len(notes):len(notes)], "records acknowledged while the fault held: "+strings.Join(held, ", "))
 	assertDelivery(t, atLeastOnce, faultResult{Scenario: "network-" + side, Fault: fmt.Sprintf("kmm<->%s via toxiproxy: %s", f.sideCluster(side), strings.Join(descs, "; ")),
-		Records: total, Lost: missing, Duplicated: dups, RecoverSec: worst, KMMRuns: 1, Note: "catch-up per fault: " + strings.Join(notes, ", ")})
+		Records: total, Lost: missing, Duplicated: dups, RecoverSec: worst, KMMRuns: 1, Note: "catch-up per fault: " + strings.Join(notes[:len(notes)-1], ", ") + "; " + notes[len(notes)-1]})
 }
 
 func (f *faultFlow) sideCluster(side string) string {
