@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 50m
 
 DIST := dist/kmm-$(VERSION)-linux-amd64
 
-.PHONY: dist help build test unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke bench-failover
+.PHONY: dist help build test test-faults unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke bench-failover
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -30,6 +30,15 @@ dist: ## release: dist/kmm-<version>-linux-amd64.tar.gz (binary, README, CHANGEL
 
 test: build testbed-up ## unit + real-cluster tests (starts the test bed if it is not running; KMM_TEST_SHARDS=2: e2e in two halves on two beds)
 	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) KMM_BIN=$(CURDIR)/bin/kmm scripts/test.sh
+
+# The fault suite (e2e/faults_test.go, its tests named TestFault*; they also run in make test's
+# e2e package): needs the bed; writes one JSON per scenario to FAULTS_OUT and regenerates the
+# table in docs/reliability.md from them. KMM_FAULT_SEED=<n> repeats the SIGKILL moments of a run.
+FAULTS_OUT ?= $(or $(KMM_TESTBED_DIR),$(CURDIR)/.testbed)/faults
+test-faults: build testbed-up ## the fault suite (~7 min): kill -9 x10, broker stop/freeze/restart, network faults (toxiproxy), topic deleted -> docs/reliability.md
+	rm -rf $(FAULTS_OUT)
+	KMM_BIN=$(CURDIR)/bin/kmm KMM_REQUIRE_TESTBED=1 KMM_FAULTS_OUT=$(FAULTS_OUT) $(GO) test -count=1 -v -parallel 4 -timeout 20m -run '^TestFault' ./e2e
+	$(GO) run ./scripts/faultsdoc $(FAULTS_OUT) docs/reliability.md
 
 # make unit links ~35 test binaries, ~20 of them with the static librdkafka: without DWARF
 # (-ldflags=-w; stack traces do not need it) each cgo link takes less. Most of its test time

@@ -10,6 +10,10 @@
 # the first bed's Kafka jars) and always stops. The e2e tests use their own topics, groups and
 # ephemeral ports, so the halves do not meet; on two cores they take ~60 % of the serial time.
 #
+# The e2e halves run with -parallel 4: only the fault suite's TestFaultKill9x10 and
+# TestFaultNetwork (its two sides) are parallel tests, and they need three slots to overlap
+# (the default is GOMAXPROCS, 2 here).
+#
 # `scripts/test.sh --split` prints the two halves and exits.
 # Environment: GO (default go), TEST_TIMEOUT (default 50m), KMM_BIN, plus the bed's variables.
 set -euo pipefail
@@ -64,7 +68,7 @@ pkgs=$("$GO" list ./... | grep -v '/e2e$')
 (
   set +e
   "$GO" test -p 1 -count=1 -timeout "$TIMEOUT" $pkgs; rc=$?
-  "$GO" test -count=1 -timeout "$TIMEOUT" -run "$(anyOf "${half1[@]}")" ./e2e || rc=1
+  "$GO" test -count=1 -parallel 4 -timeout "$TIMEOUT" -run "$(anyOf "${half1[@]}")" ./e2e || rc=1
   exit $rc
 ) &
 first=$!
@@ -77,7 +81,7 @@ if ! wait "$up_pid"; then
 else
   set +e # a failing half must not end the script before the other half is waited for
   KMM_TESTBED_DIR="$BED2" KMM_TESTBED_PORT_OFFSET="$OFF2" \
-    "$GO" test -count=1 -timeout "$TIMEOUT" -run "$(anyOf "${half2[@]}")" ./e2e 2>&1 | sed -u 's/^/[e2e shard 2] /'
+    "$GO" test -count=1 -parallel 4 -timeout "$TIMEOUT" -run "$(anyOf "${half2[@]}")" ./e2e 2>&1 | sed -u 's/^/[e2e shard 2] /'
   second_rc=${PIPESTATUS[0]}
   set -e
 fi

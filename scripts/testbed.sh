@@ -10,9 +10,13 @@
 #   scripts/testbed.sh logs A [N]       print the last N lines of cluster A's broker log
 #
 # Clusters and listeners (all 127.0.0.1):
-#   A: PLAINTEXT 19092  CONTROLLER 19093  SASL_PLAINTEXT 19094  SSL 19095  SASL_SSL 19096
-#   B: PLAINTEXT 29092  CONTROLLER 29093  SASL_PLAINTEXT 29094  SSL 29095  SASL_SSL 29096
-#   C: PLAINTEXT 39092  CONTROLLER 39093  SASL_PLAINTEXT 39094  SSL 39095  SASL_SSL 39096
+#   A: PLAINTEXT 19092  CONTROLLER 19093  SASL_PLAINTEXT 19094  SSL 19095  SASL_SSL 19096  PROXIED 19099 (advertised 19100)
+#   B: PLAINTEXT 29092  CONTROLLER 29093  SASL_PLAINTEXT 29094  SSL 29095  SASL_SSL 29096  PROXIED 29099 (advertised 29100)
+#   C: PLAINTEXT 39092  CONTROLLER 39093  SASL_PLAINTEXT 39094  SSL 39095  SASL_SSL 39096  PROXIED 39099 (advertised 39100)
+# PROXIED (base+7) is PLAINTEXT like the first, but the broker advertises base+8, where a test's
+# fault-injection proxy (e2e/testbed/netfault: toxiproxy in-process) listens and forwards to
+# base+7: a client bootstrapped at base+8 goes through the proxy for every connection, since
+# the metadata it gets names base+8. Nothing listens on base+8 unless a test runs the proxy.
 # PLAINTEXT is the trusted test listener (principal User:ANONYMOUS is a super user).
 # SASL_PLAINTEXT knows PLAIN and SCRAM-SHA-512 users admin/admin-secret (super user) and
 # alice/alice-secret, bob/bob-secret (ordinary principals, for ACL tests).
@@ -96,9 +100,9 @@ process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$((p+1))
 controller.listener.names=CONTROLLER
-listeners=PLAINTEXT://127.0.0.1:$p,CONTROLLER://127.0.0.1:$((p+1)),SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4))
-advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4))
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL
+listeners=PLAINTEXT://127.0.0.1:$p,CONTROLLER://127.0.0.1:$((p+1)),SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4)),PROXIED://127.0.0.1:$((p+7))
+advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4)),PROXIED://127.0.0.1:$((p+8))
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,PROXIED:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
 num.partitions=1

@@ -14,6 +14,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
 // CopyPart is one partition a Copier replicates: records of SrcTopic[Partition] are produced to
@@ -486,6 +487,10 @@ func (c *Copier) runConsumer(ctx context.Context) {
 				c.dropped.Add(1) // stopping while waiting for a new partition: copied after restart
 				return
 			}
+			if gone := c.gone(p, off, err); gone != nil {
+				c.setFatal(gone)
+				return
+			}
 			c.setFatal(Deny(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, part, err), orName(c.TargetCluster, c.name+" target"), c.pcfg, "Write", "topic", p.DstTopic))
 			return
 		}
@@ -540,6 +545,18 @@ func (c *Copier) runDeliveries() {
 	}
 }
 
+// gone returns the error that stops the copy when err says the target no longer has the
+// remote topic or partition p writes to (deleted and not recreated within librdkafka's
+// topic.metadata.propagation.max.ms): stop rather than guess. It returns nil for any other err.
+func (c *Copier) gone(p *CopyPart, srcOff int64, err error) error {
+	if !IsCode(err, kafka.ErrUnknownPartition) && !IsCode(err, kafka.ErrUnknownTopic) && !IsCode(err, kafka.ErrUnknownTopicOrPart) {
+		return nil
+	}
+	return kerr.WithHint(fmt.Errorf("%s: the target topic %s[%d] is gone from %s (deleted?): the record from %s[%d] offset %d was not written: %w",
+		c.name, p.DstTopic, p.Partition, orName(c.TargetCluster, "the target"), p.SrcTopic, p.Partition, srcOff, err),
+		"kmm recreates a deleted remote topic at its next topic refresh when that comes within topic.metadata.propagation.max.ms (30 s): keep refresh.topics.interval.seconds below it (kmm's default is 10), or start kmm again: it creates the topic and resumes from its stored progress (what the deleted topic held is not copied again)")
+}
+
 // deliver handles one record's delivery report on the delivery goroutine.
 func (c *Copier) deliver(m *kafka.Message, s *slot) {
 	s.p.reported++
@@ -547,6 +564,10 @@ func (c *Copier) deliver(m *kafka.Message, s *slot) {
 		if c.purging.Load() && (IsCode(m.TopicPartition.Error, kafka.ErrPurgeQueue) || IsCode(m.TopicPartition.Error, kafka.ErrPurgeInflight)) {
 			// Given up on at stop (Abandon): never acknowledged, so never stored.
 			c.purged.Add(1)
+			return
+		}
+		if err := c.gone(s.p, s.srcOff, m.TopicPartition.Error); err != nil {
+			c.setFatal(err)
 			return
 		}
 		c.setFatal(Deny(fmt.Errorf("%s: target rejected the record from %s[%d] offset %d: %w",
