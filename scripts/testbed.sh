@@ -13,6 +13,11 @@
 #   A: PLAINTEXT 19092  CONTROLLER 19093  SASL_PLAINTEXT 19094  SSL 19095  SASL_SSL 19096
 #   B: PLAINTEXT 29092  CONTROLLER 29093  SASL_PLAINTEXT 29094  SSL 29095  SASL_SSL 29096
 #   C: PLAINTEXT 39092  CONTROLLER 39093  SASL_PLAINTEXT 39094  SSL 39095  SASL_SSL 39096
+# WAN profile (issue 16/20), every cluster: a PLAINTEXT listener named WAN bound on base+7
+# (19099, 29099, 39099) that advertises base+8 (19100, 29100, 39100), the port of a toxiproxy
+# link with injected latency in front of it (scripts/wanlink: started by the bench, the e2e
+# tests or `scripts/testbed.sh wan B 50ms`). A client bootstrapped on base+8 talks to the
+# cluster only through the link; nothing listens there while no link runs.
 # PLAINTEXT is the trusted test listener (principal User:ANONYMOUS is a super user).
 # SASL_PLAINTEXT knows PLAIN and SCRAM-SHA-512 users admin/admin-secret (super user) and
 # alice/alice-secret, bob/bob-secret (ordinary principals, for ACL tests).
@@ -96,9 +101,9 @@ process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$((p+1))
 controller.listener.names=CONTROLLER
-listeners=PLAINTEXT://127.0.0.1:$p,CONTROLLER://127.0.0.1:$((p+1)),SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4))
-advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4))
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL
+listeners=PLAINTEXT://127.0.0.1:$p,CONTROLLER://127.0.0.1:$((p+1)),SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4)),WAN://127.0.0.1:$((p+7))
+advertised.listeners=PLAINTEXT://127.0.0.1:$p,SASL_PLAINTEXT://127.0.0.1:$((p+2)),SSL://127.0.0.1:$((p+3)),SASL_SSL://127.0.0.1:$((p+4)),WAN://127.0.0.1:$((p+8))
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,WAN:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
 num.partitions=1

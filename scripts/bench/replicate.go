@@ -120,10 +120,25 @@ func targetOf(cfg *config, tool string) (alias, bootstrap string) {
 // runReplication replicates workload w with kmm (A->B) or MM2 (A->C) from scratch and measures
 // it; the remote topic and the run's Connect topics are deleted afterwards.
 func runReplication(ctx context.Context, cfg *config, tool string, w *workload, rep, order int) runResult {
+	return runReplicationWith(ctx, cfg, tool, w, rep, order, runOpts{})
+}
+
+// runOpts are the WAN rows' changes to a replication run.
+type runOpts struct {
+	SourceBootstrap, TargetBootstrap string        // "" = the bed's own listeners
+	Window                           time.Duration // > 0: measure only this long after the first record
+	Defaults                         bool          // each tool's default client settings
+	Name                             string        // run name suffix
+}
+
+func runReplicationWith(ctx context.Context, cfg *config, tool string, w *workload, rep, order int, o runOpts) runResult {
 	res := runResult{Kind: tool, Workload: w.Name, Rep: rep, Order: order, LoadAvgStart: loadAvg()}
 	alias, bootstrap := targetOf(cfg, tool)
+	if o.TargetBootstrap != "" {
+		bootstrap = o.TargetBootstrap
+	}
 	adm := cfg.admins[alias]
-	runName := fmt.Sprintf("bench-%s-%s-%s-r%d", cfg.ID, tool, w.Name, rep)
+	runName := fmt.Sprintf("bench-%s-%s-%s%s-r%d", cfg.ID, tool, w.Name, o.Name, rep)
 	logDir := filepath.Join(cfg.LogDir, runName)
 	res.LogDir = logDir
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -132,7 +147,7 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	}
 	props := filepath.Join(logDir, "mm2.properties")
 	if err := os.WriteFile(props, []byte(mm2Props(cfg, propsSpec{Target: alias, TargetBootstrap: bootstrap, Topic: w.Topic,
-		RunName: runName, Tasks: cfg.Tasks, Batching: true})), 0o644); err != nil {
+		RunName: runName, Tasks: cfg.Tasks, Batching: true, SourceBootstrap: o.SourceBootstrap, Defaults: o.Defaults})), 0o644); err != nil {
 		res.Error = err.Error()
 		return res
 	}
@@ -170,6 +185,7 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	deadline := r.start.Add(cfg.runTimeout(w))
 	var first, done time.Time
 	var firstCPU cpuWindow
+	var atFirst, copied int64 // records on the target at the first poll that saw any; at done
 	topicSeen := false
 	for {
 		if ctx.Err() != nil {
@@ -198,7 +214,9 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 				if first.IsZero() && sum(ends) > 0 {
 					first = now
 					firstCPU = sampleCPU(cfg, r.pid)
+					atFirst = sum(ends)
 				}
+				copied = sum(ends)
 				complete := true
 				for p := range ends {
 					if ends[p] < w.End[p] {
@@ -206,7 +224,7 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 						break
 					}
 				}
-				if complete {
+				if complete || (o.Window > 0 && !first.IsZero() && now.Sub(first) >= o.Window) {
 					done = now
 					break
 				}
@@ -220,6 +238,11 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	res.LoadAvgEnd = loadAvg()
 	res.Records = sum(w.End)
 	res.Bytes = w.TotalBytes
+	if o.Window > 0 {
+		// Records that arrived after the first poll that saw any, over the time since then.
+		res.Records = copied - atFirst
+		res.Bytes = int64(float64(w.TotalBytes) / float64(sum(w.End)) * float64(res.Records))
+	}
 	res.StartupSec = first.Sub(r.start).Seconds()
 	res.TotalSec = done.Sub(r.start).Seconds()
 	// At least one poll interval: everything may arrive between two polls at tiny sizes.
@@ -231,7 +254,7 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	res.attribute(firstCPU, doneCPU)
 	res.finishRates()
 	res.OK = true
-	if tool == "kmm" && cfg.Only["verify"] {
+	if tool == "kmm" && cfg.Only["verify"] && o == (runOpts{}) {
 		// Stopped first: its drain stores every position, so verify compares the whole copy
 		// (with kmm replicate alive, verify compares up to the replicated position it reads,
 		// which may trail the target's end by one progress interval), and nothing else runs.

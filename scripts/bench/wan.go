@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kmmproject/kmm/scripts/wanlink"
+)
+
+// WAN rows (issues 16 and 20): kmm and MM2, each with its default client settings, replicate
+// the 1 KB workload with a toxiproxy link (scripts/wanlink) adding latency to each direction
+// in front of the source cluster (fetch across the WAN) or of the target (produce across the
+// WAN). Every row goes through the link, the 0 ms rows included, so the ratio to 0 ms measures
+// the latency alone. A row measures BENCH_WAN_SECONDS after the first record (or until
+// everything is copied, if sooner).
+//
+//	BENCH_ONLY=wan                  only these rows (part of the default list; not in bench-smoke unless asked)
+//	BENCH_WAN_LATENCIES=0,25,50     one-way latency in ms (round trip: twice that)
+//	BENCH_WAN_SIDES=source,target   where the link sits
+//	BENCH_WAN_TOOLS=kmm,mm2
+//	BENCH_WAN_SECONDS=20            measurement window per row
+
+type wanRun struct {
+	Side     string `json:"side"` // source, target
+	OneWayMs int    `json:"one_way_ms"`
+	runResult
+}
+
+type wanSettings struct {
+	latencies []int
+	sides     []string
+	tools     []string
+	window    time.Duration
+}
+
+func wanConfig(cfg *config) (wanSettings, error) {
+	var s wanSettings
+	for _, v := range strings.Split(envStr("BENCH_WAN_LATENCIES", "0,25,50"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return s, fmt.Errorf("BENCH_WAN_LATENCIES: %q is not a latency in ms", v)
+		}
+		s.latencies = append(s.latencies, n)
+	}
+	for _, v := range strings.Split(envStr("BENCH_WAN_SIDES", "source,target"), ",") {
+		if v = strings.TrimSpace(v); v != "source" && v != "target" {
+			return s, fmt.Errorf("BENCH_WAN_SIDES: %q is neither source nor target", v)
+		}
+		s.sides = append(s.sides, strings.TrimSpace(v))
+	}
+	for _, v := range strings.Split(envStr("BENCH_WAN_TOOLS", "kmm,mm2"), ",") {
+		if v = strings.TrimSpace(v); v != "kmm" && v != "mm2" {
+			return s, fmt.Errorf("BENCH_WAN_TOOLS: %q is neither kmm nor mm2", v)
+		}
+		s.tools = append(s.tools, strings.TrimSpace(v))
+	}
+	def := 20.0
+	if cfg.Smoke {
+		def = 3
+	}
+	s.window = time.Duration(envFloat("BENCH_WAN_SECONDS", def) * float64(time.Second))
+	return s, nil
+}
+
+func envStr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// runWAN measures the WAN rows of repetition rep on workload w.
+func runWAN(ctx context.Context, cfg *config, w *workload, rep int, record func(wanRun)) error {
+	s, err := wanConfig(cfg)
+	if err != nil {
+		return err
+	}
+	order := 0
+	for _, side := range s.sides {
+		for _, lat := range s.latencies {
+			tools := s.tools
+			if (rep+lat/25)%2 == 0 && len(tools) == 2 {
+				tools = []string{tools[1], tools[0]}
+			}
+			for _, tool := range tools {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				cluster := "A"
+				if side == "target" {
+					cluster, _ = targetOf(cfg, tool)
+				}
+				link, err := wanlink.Start(cluster, time.Duration(lat)*time.Millisecond)
+				if err != nil {
+					return err
+				}
+				o := runOpts{Window: s.window, Defaults: true, Name: fmt.Sprintf("-wan-%s-%d", side, lat)}
+				if side == "source" {
+					o.SourceBootstrap = link.Listen
+				} else {
+					o.TargetBootstrap = link.Listen
+				}
+				logf("wan %s %s rep %d: link in front of %s (%s), +%d ms each way ...", tool, side, rep, cluster, link.Listen, lat)
+				r := runReplicationWith(ctx, cfg, tool, w, rep, order, o)
+				link.Close()
+				order++
+				record(wanRun{Side: side, OneWayMs: lat, runResult: r})
+			}
+		}
+	}
+	return nil
+}
+
+// wanSummary is one (side, latency) cell: medians per tool and the pairwise ratios.
+type wanSummary struct {
+	Side      string `json:"side"`
+	OneWayMs  int    `json:"one_way_ms"`
+	KMM       stat   `json:"kmm_mb_per_s"`
+	MM2       stat   `json:"mm2_mb_per_s"`
+	KMMvsMM2  ratio  `json:"kmm_vs_mm2"`
+	KMMvsZero ratio  `json:"kmm_vs_own_0ms"`
+	MM2vsZero ratio  `json:"mm2_vs_own_0ms"`
+}
+
+func (rep *report) summarizeWAN() {
+	rep.WANSummary = nil
+	find := func(tool, side string, lat, i int) (wanRun, bool) {
+		for _, r := range rep.WAN {
+			if r.Kind == tool && r.Side == side && r.OneWayMs == lat && r.Rep == i && r.OK {
+				return r, true
+			}
+		}
+		return wanRun{}, false
+	}
+	type key struct {
+		side string
+		lat  int
+	}
+	var keys []key
+	seen := map[key]bool{}
+	maxRep := 0
+	for _, r := range rep.WAN {
+		k := key{r.Side, r.OneWayMs}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+		maxRep = max(maxRep, r.Rep)
+	}
+	for _, k := range keys {
+		ws := wanSummary{Side: k.side, OneWayMs: k.lat}
+		var km, mm, kvm, kz, mz []float64
+		for i := 1; i <= maxRep; i++ {
+			kr, kok := find("kmm", k.side, k.lat, i)
+			mr, mok := find("mm2", k.side, k.lat, i)
+			if kok {
+				km = append(km, kr.MBPerSec)
+			}
+			if mok {
+				mm = append(mm, mr.MBPerSec)
+			}
+			if kok && mok {
+				kvm = append(kvm, div(kr.MBPerSec, mr.MBPerSec))
+			}
+			if z, ok := find("kmm", k.side, 0, i); ok && kok {
+				kz = append(kz, div(kr.MBPerSec, z.MBPerSec))
+			}
+			if z, ok := find("mm2", k.side, 0, i); ok && mok {
+				mz = append(mz, div(mr.MBPerSec, z.MBPerSec))
+			}
+		}
+		if len(km) > 0 {
+			ws.KMM = statOf(km)
+		}
+		if len(mm) > 0 {
+			ws.MM2 = statOf(mm)
+		}
+		if len(kvm) > 0 {
+			ws.KMMvsMM2 = ratioOf(kvm)
+		}
+		if len(kz) > 0 {
+			ws.KMMvsZero = ratioOf(kz)
+		}
+		if len(mz) > 0 {
+			ws.MM2vsZero = ratioOf(mz)
+		}
+		rep.WANSummary = append(rep.WANSummary, ws)
+	}
+}
+
+// wanMarkdown renders the WAN section ("" without WAN rows).
+func (rep *report) wanMarkdown() string {
+	if len(rep.WANSummary) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Long round trips (WAN profile)\n\n")
+	b.WriteString("A toxiproxy link (scripts/wanlink) in front of the source cluster's or the target's WAN listener adds the latency to each direction (round trip: twice the one-way figure); the brokers advertise the link's address, so every request crosses it. 1 KB workload, each tool with its default client settings (no high-volume tuning), `tasks.max` as above; throughput over a window after the first record (BENCH_WAN_SECONDS). Ratios are taken pair by pair within one repetition; the 0 ms rows go through the link too.\n\n")
+	b.WriteString("| link in front of | one-way latency | kmm MB/s | MM2 MB/s | kmm / MM2 | kmm / kmm at 0 ms | MM2 / MM2 at 0 ms |\n|---|---|---|---|---|---|---|\n")
+	f := func(s stat) string {
+		if s.N == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%s <sub>(%s–%s)</sub>", num(s.Median), num(s.Min), num(s.Max))
+	}
+	r := func(x ratio) string {
+		if len(x.Pairs) == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("**%.2f**", x.Median)
+	}
+	for _, s := range rep.WANSummary {
+		fmt.Fprintf(&b, "| %s | %d ms | %s | %s | %s | %s | %s |\n", s.Side, s.OneWayMs, f(s.KMM), f(s.MM2), r(s.KMMvsMM2), r(s.KMMvsZero), r(s.MM2vsZero))
+	}
+	b.WriteString("\n| WAN run | side | one-way ms | rep | MB/s | records | window s | start-up s | CPU-s/GB | peak RSS MiB | other cores | ok |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, w := range rep.WAN {
+		ok := "yes"
+		if !w.OK {
+			ok = "no: " + firstLine(w.Error)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %d | %s | %s | %s | %.0f | %s | %s |\n", w.Kind, w.Side, w.OneWayMs, w.Rep, num(w.MBPerSec), w.Records,
+			num(w.TransferSec), num(w.StartupSec), num(w.CPUPerGB), w.PeakRSSMB, num(w.OtherCores), ok)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
