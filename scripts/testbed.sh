@@ -8,6 +8,8 @@
 #   scripts/testbed.sh status           print which clusters run
 #   scripts/testbed.sh classpath        print the Java classpath of the fetched jars
 #   scripts/testbed.sh logs A [N]       print the last N lines of cluster A's broker log
+#   scripts/testbed.sh wan B [50ms]     WAN profile: a toxiproxy link in front of B's WAN listener adding
+#                                       50 ms each way, in the foreground until Ctrl-C (see below)
 #
 # Clusters and listeners (all 127.0.0.1):
 #   A: PLAINTEXT 19092  CONTROLLER 19093  SASL_PLAINTEXT 19094  SSL 19095  SASL_SSL 19096
@@ -263,5 +265,6 @@ case "$cmd" in
   status) status ;;
   classpath) classpath ;;
   logs) tail -n "${2:-80}" "$BED/${1:?cluster}/logs/broker.log" ;;
-  *) sed -n '2,21p' "$0" >&2; exit 2 ;;
+  wan) base_port "${1:?cluster}" >/dev/null; cd "$ROOT" && exec go run ./scripts/wanlink/cmd/wanlink -latency "${2:-50ms}" "$1" ;;
+  *) sed -n '2,23p' "$0" >&2; exit 2 ;;
 esac
