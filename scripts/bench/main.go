@@ -51,7 +51,7 @@ type config struct {
 	LatencySecs                       float64
 	MM2Heap                           string
 	Poll                              time.Duration
-	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency, verify (default all; verify needs kmm)
+	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency, verify, wan (default all; verify needs kmm; smoke: all but wan)
 	Workloads                         map[string]bool // BENCH_WORKLOADS: 1k, 100b (default both)
 	Perf                              bool            // BENCH_PERF=1: perf record every kmm run (profiling only)
 

@@ -126,7 +126,8 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 // runOpts are the WAN rows' changes to a replication run.
 type runOpts struct {
 	SourceBootstrap, TargetBootstrap string        // "" = the bed's own listeners
-	Window                           time.Duration // > 0: measure only this long after the first record
+	Window                           time.Duration // > 0: measure only this long after the first record (after Warmup)
+	Warmup                           time.Duration // with Window: excluded after the first record (JIT, connection set-up)
 	Defaults                         bool          // each tool's default client settings
 	Name                             string        // run name suffix
 }
@@ -186,6 +187,9 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 	var first, done time.Time
 	var firstCPU cpuWindow
 	var atFirst, copied int64 // records on the target at the first poll that saw any; at done
+	var warmT time.Time       // Window: the first poll at least Warmup after the first record
+	var atWarm int64
+	var warmCPU cpuWindow
 	topicSeen := false
 	for {
 		if ctx.Err() != nil {
@@ -217,6 +221,10 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 					atFirst = sum(ends)
 				}
 				copied = sum(ends)
+				if o.Window > 0 && warmT.IsZero() && !first.IsZero() && now.Sub(first) >= o.Warmup {
+					warmT, atWarm = now, copied
+					warmCPU = sampleCPU(cfg, r.pid)
+				}
 				complete := true
 				for p := range ends {
 					if ends[p] < w.End[p] {
@@ -224,7 +232,7 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 						break
 					}
 				}
-				if complete || (o.Window > 0 && !first.IsZero() && now.Sub(first) >= o.Window) {
+				if complete || (o.Window > 0 && !warmT.IsZero() && now.Sub(warmT) >= o.Window) {
 					done = now
 					break
 				}
@@ -238,20 +246,26 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 	res.LoadAvgEnd = loadAvg()
 	res.Records = sum(w.End)
 	res.Bytes = w.TotalBytes
+	from, fromCPU := first, firstCPU
 	if o.Window > 0 {
-		// Records that arrived after the first poll that saw any, over the time since then.
-		res.Records = copied - atFirst
+		// Records that arrived after the warm-up mark (or, when everything arrived before it,
+		// after the first poll that saw any), over the time since then.
+		n := atFirst
+		if !warmT.IsZero() && done.Sub(warmT) >= cfg.Poll {
+			from, n, fromCPU = warmT, atWarm, warmCPU
+		}
+		res.Records = copied - n
 		res.Bytes = int64(float64(w.TotalBytes) / float64(sum(w.End)) * float64(res.Records))
 	}
 	res.StartupSec = first.Sub(r.start).Seconds()
 	res.TotalSec = done.Sub(r.start).Seconds()
 	// At least one poll interval: everything may arrive between two polls at tiny sizes.
-	res.TransferSec = max(done.Sub(first).Seconds(), cfg.Poll.Seconds())
+	res.TransferSec = max(done.Sub(from).Seconds(), cfg.Poll.Seconds())
 	res.CPUTotal = doneCPU.proc
-	res.CPUTransfer = doneCPU.proc - firstCPU.proc
+	res.CPUTransfer = doneCPU.proc - fromCPU.proc
 	res.PeakRSSMB = float64(hwm) / 1024
 	res.RSSMB = float64(rss) / 1024
-	res.attribute(firstCPU, doneCPU)
+	res.attribute(fromCPU, doneCPU)
 	res.finishRates()
 	res.OK = true
 	if tool == "kmm" && cfg.Only["verify"] && o == (runOpts{}) {

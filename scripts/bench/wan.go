@@ -15,14 +15,16 @@ import (
 // the 1 KB workload with a toxiproxy link (scripts/wanlink) adding latency to each direction
 // in front of the source cluster (fetch across the WAN) or of the target (produce across the
 // WAN). Every row goes through the link, the 0 ms rows included, so the ratio to 0 ms measures
-// the latency alone. A row measures BENCH_WAN_SECONDS after the first record (or until
-// everything is copied, if sooner).
+// the latency alone. A row measures BENCH_WAN_SECONDS from BENCH_WAN_WARMUP_SECONDS (default 5)
+// after the first record (or until everything is copied, if sooner; from the first record when
+// everything arrived within the warm-up).
 //
 //	BENCH_ONLY=wan                  only these rows (part of the default list; not in bench-smoke unless asked)
 //	BENCH_WAN_LATENCIES=0,25,50     one-way latency in ms (round trip: twice that)
 //	BENCH_WAN_SIDES=source,target   where the link sits
 //	BENCH_WAN_TOOLS=kmm,mm2
 //	BENCH_WAN_SECONDS=20            measurement window per row
+//	BENCH_WAN_WARMUP_SECONDS=5      excluded after the first record (MM2's JIT, connection set-up)
 
 type wanRun struct {
 	Side     string `json:"side"` // source, target
@@ -35,6 +37,7 @@ type wanSettings struct {
 	sides     []string
 	tools     []string
 	window    time.Duration
+	warmup    time.Duration
 }
 
 func wanConfig(cfg *config) (wanSettings, error) {
@@ -63,6 +66,11 @@ func wanConfig(cfg *config) (wanSettings, error) {
 		def = 3
 	}
 	s.window = time.Duration(envFloat("BENCH_WAN_SECONDS", def) * float64(time.Second))
+	defWarm := 5.0
+	if cfg.Smoke {
+		defWarm = 1
+	}
+	s.warmup = time.Duration(envFloat("BENCH_WAN_WARMUP_SECONDS", defWarm) * float64(time.Second))
 	return s, nil
 }
 
@@ -98,7 +106,7 @@ func runWAN(ctx context.Context, cfg *config, w *workload, rep int, record func(
 				if err != nil {
 					return err
 				}
-				o := runOpts{Window: s.window, Defaults: true, Name: fmt.Sprintf("-wan-%s-%d", side, lat)}
+				o := runOpts{Window: s.window, Warmup: s.warmup, Defaults: true, Name: fmt.Sprintf("-wan-%s-%d", side, lat)}
 				if side == "source" {
 					o.SourceBootstrap = link.Listen
 				} else {
@@ -199,7 +207,7 @@ func (rep *report) wanMarkdown() string {
 	}
 	var b strings.Builder
 	b.WriteString("## Long round trips (WAN profile)\n\n")
-	b.WriteString("A toxiproxy link (scripts/wanlink) in front of the source cluster's or the target's WAN listener adds the latency to each direction (round trip: twice the one-way figure); the brokers advertise the link's address, so every request crosses it. 1 KB workload, each tool with its default client settings (no high-volume tuning), `tasks.max` as above; throughput over a window after the first record (BENCH_WAN_SECONDS). Ratios are taken pair by pair within one repetition; the 0 ms rows go through the link too.\n\n")
+	b.WriteString("A toxiproxy link (scripts/wanlink) in front of the source cluster's or the target's WAN listener adds the latency to each direction (round trip: twice the one-way figure); the brokers advertise the link's address, so every request crosses it. 1 KB workload, each tool with its default client settings (no high-volume tuning), `tasks.max` as above; throughput over a window (BENCH_WAN_SECONDS) that starts BENCH_WAN_WARMUP_SECONDS after the first record. Ratios are taken pair by pair within one repetition; the 0 ms rows go through the link too.\n\n")
 	b.WriteString("| link in front of | one-way latency | kmm MB/s | MM2 MB/s | kmm / MM2 | kmm / kmm at 0 ms | MM2 / MM2 at 0 ms |\n|---|---|---|---|---|---|---|\n")
 	f := func(s stat) string {
 		if s.N == 0 {
