@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -111,7 +112,7 @@ func (r *runResult) finishRates() {
 }
 
 func targetOf(cfg *config, tool string) (alias, bootstrap string) {
-	if tool == "kmm" || tool == "engine" {
+	if tool == "kmm" || tool == "kmm-wan" || tool == "engine" {
 		return "B", cfg.B
 	}
 	return "C", cfg.C
@@ -130,6 +131,8 @@ type runOpts struct {
 	Warmup                           time.Duration // with Window: excluded after the first record (JIT, connection set-up)
 	Defaults                         bool          // each tool's default client settings
 	Name                             string        // run name suffix
+	Tasks                            int           // > 0: tasks.max instead of BENCH_TASKS
+	Extra                            []string      // lines appended to the file
 }
 
 func runReplicationWith(ctx context.Context, cfg *config, tool string, w *workload, rep, order int, o runOpts) runResult {
@@ -148,7 +151,7 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 	}
 	props := filepath.Join(logDir, "mm2.properties")
 	if err := os.WriteFile(props, []byte(mm2Props(cfg, propsSpec{Target: alias, TargetBootstrap: bootstrap, Topic: w.Topic,
-		RunName: runName, Tasks: cfg.Tasks, Batching: true, SourceBootstrap: o.SourceBootstrap, Defaults: o.Defaults})), 0o644); err != nil {
+		RunName: runName, Tasks: cmp.Or(o.Tasks, cfg.Tasks), Batching: true, SourceBootstrap: o.SourceBootstrap, Defaults: o.Defaults, Extra: o.Extra})), 0o644); err != nil {
 		res.Error = err.Error()
 		return res
 	}
@@ -166,7 +169,7 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 
 	var r *replicator
 	var err error
-	if tool == "kmm" {
+	if tool == "kmm" || tool == "kmm-wan" {
 		r, err = startKMM(cfg, runName, props, alias, logDir)
 	} else {
 		r, err = startMM2(cfg, runName, props, alias, logDir)
@@ -268,7 +271,7 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 	res.attribute(fromCPU, doneCPU)
 	res.finishRates()
 	res.OK = true
-	if tool == "kmm" && cfg.Only["verify"] && o == (runOpts{}) {
+	if tool == "kmm" && cfg.Only["verify"] && o.Window == 0 && o.Name == "" {
 		// Stopped first: its drain stores every position, so verify compares the whole copy
 		// (with kmm replicate alive, verify compares up to the replicated position it reads,
 		// which may trail the target's end by one progress interval), and nothing else runs.

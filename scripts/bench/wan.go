@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,9 +23,18 @@ import (
 //	BENCH_ONLY=wan                  only these rows (part of the default list; not in bench-smoke unless asked)
 //	BENCH_WAN_LATENCIES=0,25,50     one-way latency in ms (round trip: twice that)
 //	BENCH_WAN_SIDES=source,target   where the link sits
-//	BENCH_WAN_TOOLS=kmm,mm2
+//	BENCH_WAN_TOOLS=kmm,kmm-wan,mm2 kmm-wan: kmm with the settings README recommends for long
+//	                                round trips (wanTasks pipelines, wanBudget bytes of queues)
 //	BENCH_WAN_SECONDS=20            measurement window per row
 //	BENCH_WAN_WARMUP_SECONDS=5      excluded after the first record (MM2's JIT, connection set-up)
+
+// kmm's recommended settings for a long round trip (README "Long round trips"): enough
+// producer connections for 100 MB/s at 100 ms (each carries at most 5 × ~1 MB per round trip)
+// and queues that cover the round trip.
+const (
+	wanTasks  = 4
+	wanBudget = 64 << 20
+)
 
 type wanRun struct {
 	Side     string `json:"side"` // source, target
@@ -55,9 +65,9 @@ func wanConfig(cfg *config) (wanSettings, error) {
 		}
 		s.sides = append(s.sides, strings.TrimSpace(v))
 	}
-	for _, v := range strings.Split(envStr("BENCH_WAN_TOOLS", "kmm,mm2"), ",") {
-		if v = strings.TrimSpace(v); v != "kmm" && v != "mm2" {
-			return s, fmt.Errorf("BENCH_WAN_TOOLS: %q is neither kmm nor mm2", v)
+	for _, v := range strings.Split(envStr("BENCH_WAN_TOOLS", "kmm,kmm-wan,mm2"), ",") {
+		if v = strings.TrimSpace(v); v != "kmm" && v != "mm2" && v != "kmm-wan" {
+			return s, fmt.Errorf("BENCH_WAN_TOOLS: %q is none of kmm, kmm-wan, mm2", v)
 		}
 		s.tools = append(s.tools, strings.TrimSpace(v))
 	}
@@ -90,9 +100,9 @@ func runWAN(ctx context.Context, cfg *config, w *workload, rep int, record func(
 	order := 0
 	for _, side := range s.sides {
 		for _, lat := range s.latencies {
-			tools := s.tools
-			if (rep+lat/25)%2 == 0 && len(tools) == 2 {
-				tools = []string{tools[1], tools[0]}
+			tools := slices.Clone(s.tools)
+			if (rep+lat/25)%2 == 0 {
+				slices.Reverse(tools)
 			}
 			for _, tool := range tools {
 				if ctx.Err() != nil {
@@ -107,6 +117,9 @@ func runWAN(ctx context.Context, cfg *config, w *workload, rep int, record func(
 					return err
 				}
 				o := runOpts{Window: s.window, Warmup: s.warmup, Defaults: true, Name: fmt.Sprintf("-wan-%s-%d", side, lat)}
+				if tool == "kmm-wan" {
+					o.Tasks, o.Extra = wanTasks, []string{fmt.Sprintf("kmm.memory.budget.bytes = %d", wanBudget)}
+				}
 				if side == "source" {
 					o.SourceBootstrap = link.Listen
 				} else {
@@ -128,10 +141,13 @@ type wanSummary struct {
 	Side      string `json:"side"`
 	OneWayMs  int    `json:"one_way_ms"`
 	KMM       stat   `json:"kmm_mb_per_s"`
+	KMMWAN    stat   `json:"kmm_wan_mb_per_s"` // kmm with its recommended WAN settings
 	MM2       stat   `json:"mm2_mb_per_s"`
 	KMMvsMM2  ratio  `json:"kmm_vs_mm2"`
 	KMMvsZero ratio  `json:"kmm_vs_own_0ms"`
-	MM2vsZero ratio  `json:"mm2_vs_own_0ms"`
+	// KMMWANvsZero: kmm-wan against kmm (defaults) at 0 ms in the same repetition.
+	KMMWANvsZero ratio `json:"kmm_wan_vs_kmm_0ms"`
+	MM2vsZero    ratio `json:"mm2_vs_own_0ms"`
 }
 
 func (rep *report) summarizeWAN() {
@@ -161,7 +177,7 @@ func (rep *report) summarizeWAN() {
 	}
 	for _, k := range keys {
 		ws := wanSummary{Side: k.side, OneWayMs: k.lat}
-		var km, mm, kvm, kz, mz []float64
+		var km, kw, mm, kvm, kz, kwz, mz []float64
 		for i := 1; i <= maxRep; i++ {
 			kr, kok := find("kmm", k.side, k.lat, i)
 			mr, mok := find("mm2", k.side, k.lat, i)
@@ -177,6 +193,12 @@ func (rep *report) summarizeWAN() {
 			if z, ok := find("kmm", k.side, 0, i); ok && kok {
 				kz = append(kz, div(kr.MBPerSec, z.MBPerSec))
 			}
+			if wr, ok := find("kmm-wan", k.side, k.lat, i); ok {
+				kw = append(kw, wr.MBPerSec)
+				if z, ok := find("kmm", k.side, 0, i); ok {
+					kwz = append(kwz, div(wr.MBPerSec, z.MBPerSec))
+				}
+			}
 			if z, ok := find("mm2", k.side, 0, i); ok && mok {
 				mz = append(mz, div(mr.MBPerSec, z.MBPerSec))
 			}
@@ -186,6 +208,12 @@ func (rep *report) summarizeWAN() {
 		}
 		if len(mm) > 0 {
 			ws.MM2 = statOf(mm)
+		}
+		if len(kw) > 0 {
+			ws.KMMWAN = statOf(kw)
+		}
+		if len(kwz) > 0 {
+			ws.KMMWANvsZero = ratioOf(kwz)
 		}
 		if len(kvm) > 0 {
 			ws.KMMvsMM2 = ratioOf(kvm)
@@ -208,7 +236,8 @@ func (rep *report) wanMarkdown() string {
 	var b strings.Builder
 	b.WriteString("## Long round trips (WAN profile)\n\n")
 	b.WriteString("A toxiproxy link (scripts/wanlink) in front of the source cluster's or the target's WAN listener adds the latency to each direction (round trip: twice the one-way figure); the brokers advertise the link's address, so every request crosses it. 1 KB workload, each tool with its default client settings (no high-volume tuning), `tasks.max` as above; throughput over a window (BENCH_WAN_SECONDS) that starts BENCH_WAN_WARMUP_SECONDS after the first record. Ratios are taken pair by pair within one repetition; the 0 ms rows go through the link too.\n\n")
-	b.WriteString("| link in front of | one-way latency | kmm MB/s | MM2 MB/s | kmm / MM2 | kmm / kmm at 0 ms | MM2 / MM2 at 0 ms |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "*kmm WAN* is kmm with the settings README recommends for long round trips: `tasks.max = %d`, `kmm.memory.budget.bytes = %d`; its ratio is to kmm with defaults at 0 ms.\n\n", wanTasks, wanBudget)
+	b.WriteString("| link in front of | one-way latency | kmm MB/s | kmm WAN MB/s | MM2 MB/s | kmm / MM2 | kmm / kmm at 0 ms | kmm WAN / kmm at 0 ms | MM2 / MM2 at 0 ms |\n|---|---|---|---|---|---|---|---|---|\n")
 	f := func(s stat) string {
 		if s.N == 0 {
 			return "–"
@@ -222,7 +251,7 @@ func (rep *report) wanMarkdown() string {
 		return fmt.Sprintf("**%.2f**", x.Median)
 	}
 	for _, s := range rep.WANSummary {
-		fmt.Fprintf(&b, "| %s | %d ms | %s | %s | %s | %s | %s |\n", s.Side, s.OneWayMs, f(s.KMM), f(s.MM2), r(s.KMMvsMM2), r(s.KMMvsZero), r(s.MM2vsZero))
+		fmt.Fprintf(&b, "| %s | %d ms | %s | %s | %s | %s | %s | %s | %s |\n", s.Side, s.OneWayMs, f(s.KMM), f(s.KMMWAN), f(s.MM2), r(s.KMMvsMM2), r(s.KMMvsZero), r(s.KMMWANvsZero), r(s.MM2vsZero))
 	}
 	b.WriteString("\n| WAN run | side | one-way ms | rep | MB/s | records | window s | start-up s | CPU-s/GB | peak RSS MiB | other cores | ok |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, w := range rep.WAN {
