@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"regexp"
 	"strings"
@@ -27,6 +28,11 @@ func wanLink(t *testing.T, c string, oneWay time.Duration) *wanlink.Link {
 		t.Fatalf("WAN link in front of %s: %v (is the bed's WAN listener there? restart the bed after updating scripts/testbed.sh)", c, err)
 	}
 	t.Cleanup(l.Close)
+	conn, err := net.DialTimeout("tcp", l.Upstream, 5*time.Second)
+	if err != nil {
+		t.Fatalf("cluster %s has no WAN listener on %s (%v): the bed predates it; restart it (scripts/testbed.sh down && scripts/testbed.sh up)", c, l.Upstream, err)
+	}
+	_ = conn.Close()
 	return l
 }
 

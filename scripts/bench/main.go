@@ -353,7 +353,7 @@ func run(ctx context.Context, cfg *config) int {
 			}
 		}
 	}
-	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["wan"] && len(ws) > 0; i++ {
+	for i := 1; i <= min(cfg.Repeats, envInt("BENCH_WAN_REPEATS", 1)) && ctx.Err() == nil && cfg.Only["wan"] && len(ws) > 0; i++ {
 		if err := runWAN(ctx, cfg, ws[0], i, func(r wanRun) {
 			rep.WAN = append(rep.WAN, r)
 			if !r.OK {

@@ -25,6 +25,7 @@ import (
 //	BENCH_WAN_SIDES=source,target   where the link sits
 //	BENCH_WAN_TOOLS=kmm,kmm-wan,mm2 kmm-wan: kmm with the settings README recommends for long
 //	                                round trips (wanTasks pipelines, wanBudget bytes of queues)
+//	BENCH_WAN_REPEATS=1             repetitions of the WAN rows (at most BENCH_REPEATS): 18 rows each
 //	BENCH_WAN_SECONDS=20            measurement window per row
 //	BENCH_WAN_WARMUP_SECONDS=5      excluded after the first record (MM2's JIT, connection set-up)
 
