@@ -8,15 +8,19 @@
 #   scripts/testbed.sh status           print which clusters run
 #   scripts/testbed.sh classpath        print the Java classpath of the fetched jars
 #   scripts/testbed.sh logs A [N]       print the last N lines of cluster A's broker log
+#   scripts/testbed.sh wan B [50ms]     WAN profile: a toxiproxy link in front of B's PROXIED listener adding
+#                                       50 ms each way, in the foreground until Ctrl-C (see below)
 #
 # Clusters and listeners (all 127.0.0.1):
 #   A: PLAINTEXT 19092  CONTROLLER 19093  SASL_PLAINTEXT 19094  SSL 19095  SASL_SSL 19096  PROXIED 19099 (advertised 19100)
 #   B: PLAINTEXT 29092  CONTROLLER 29093  SASL_PLAINTEXT 29094  SSL 29095  SASL_SSL 29096  PROXIED 29099 (advertised 29100)
 #   C: PLAINTEXT 39092  CONTROLLER 39093  SASL_PLAINTEXT 39094  SSL 39095  SASL_SSL 39096  PROXIED 39099 (advertised 39100)
-# PROXIED (base+7) is PLAINTEXT like the first, but the broker advertises base+8, where a test's
-# fault-injection proxy (e2e/testbed/netfault: toxiproxy in-process) listens and forwards to
-# base+7: a client bootstrapped at base+8 goes through the proxy for every connection, since
-# the metadata it gets names base+8. Nothing listens on base+8 unless a test runs the proxy.
+# PROXIED (base+7) is PLAINTEXT like the first, but the broker advertises base+8, where a
+# toxiproxy listens and forwards to base+7: a client bootstrapped at base+8 goes through the
+# proxy for every connection, since the metadata it gets names base+8. Nothing listens on base+8
+# unless a proxy runs: the fault suite's (e2e/testbed/netfault, in the test process) or the WAN
+# profile's link with injected latency (scripts/wanlink: started by the bench, the WAN e2e tests
+# or `scripts/testbed.sh wan B 50ms`). One proxy per cluster at a time.
 # PLAINTEXT is the trusted test listener (principal User:ANONYMOUS is a super user).
 # SASL_PLAINTEXT knows PLAIN and SCRAM-SHA-512 users admin/admin-secret (super user) and
 # alice/alice-secret, bob/bob-secret (ordinary principals, for ACL tests).
@@ -262,5 +266,6 @@ case "$cmd" in
   status) status ;;
   classpath) classpath ;;
   logs) tail -n "${2:-80}" "$BED/${1:?cluster}/logs/broker.log" ;;
-  *) sed -n '2,21p' "$0" >&2; exit 2 ;;
+  wan) base_port "${1:?cluster}" >/dev/null; cd "$ROOT" && exec go run ./scripts/wanlink/cmd/wanlink -latency "${2:-50ms}" "$1" ;;
+  *) sed -n '2,23p' "$0" >&2; exit 2 ;;
 esac

@@ -77,6 +77,10 @@ var Defaults = []Default{
 	engineOnly(interval("(offset-sync promotion interval, ms)", time.Millisecond, 0, time.Second,
 		"MM2 promotes delayed offset syncs at every offset commit; kmm every second, so a caught-up group translates exactly within about a second",
 		func(f *Flow) *time.Duration { return &f.SyncPromoteInterval }), "at every offset commit"),
+	// Applied by FromMM2 from the target producer's translated settings (a connector's
+	// producer.override.* counts as set too), not by an override: see WANMaxInFlight.
+	{Key: "<T>.producer.max.in.flight.requests.per.connection", MM2: "1", KMM: strconv.Itoa(WANMaxInFlight),
+		Why: "kmm's producer is always idempotent, which keeps order with up to 5; 1 request per round trip capped a pipeline at ~1 MB per round trip (14 MB/s over 100 ms)"},
 	{Key: "tasks.max", MM2: "1", KMM: "1", Why: "", fill: func(f *Flow) {
 		if f.Tasks < 1 { // values below 1 run one pipeline
 			f.Tasks = 1

@@ -210,6 +210,18 @@ func setIfAbsent(m map[string]string, k, v string) {
 // IdempotentMaxInFlight is librdkafka's limit of requests in flight for an idempotent producer.
 const IdempotentMaxInFlight = 5
 
+// MaxInFlightKey is the producer setting of the requests in flight per broker connection.
+const MaxInFlightKey = "max.in.flight.requests.per.connection"
+
+// WANMaxInFlight documents kmm's default for the replication producer's
+// max.in.flight.requests.per.connection when the file leaves it to the Connect worker's default
+// of 1: IdempotentMaxInFlight. Connect needs 1 to keep order with its non-idempotent producer;
+// kmm's producer is always idempotent, which keeps order with up to 5. With 1, a pipeline sends
+// one produce request (one ~1 MB batch) per round trip to each broker: about 8 MB/s per pipeline
+// across a 100 ms round trip (issue 20: 16 MB/s with tasks.max = 2); with 5, five times that
+// (docs/benchmarks.md, "Long round trips"). A value the file sets is kept (capped at 5).
+const WANMaxInFlight = IdempotentMaxInFlight
+
 // ReplicationProducer is the target producer of the record pipelines and of the resume
 // positions: the flow's target-producer settings, always idempotent with acks=all, so records
 // arrive once and in order per partition whatever the file says. Idempotence needs at most 5

@@ -103,6 +103,11 @@ func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
 		Workers:                  s.WorkersEnabled,
 		AdminTimeout:             s.AdminTimeout,
 	}
+	if cc := mf.ClientConfig(Role(Target, Producer)); cc != nil {
+		if v, ok := cc.Java[MaxInFlightKey]; (!ok || v.Origin.IsDefault()) && f.TargetProducer != nil {
+			f.TargetProducer[MaxInFlightKey] = strconv.Itoa(IdempotentMaxInFlight) // see WANMaxInFlight
+		}
+	}
 	f.SourceBootstrap = f.SourceAdmin["bootstrap.servers"]
 	f.TargetBootstrap = f.TargetAdmin["bootstrap.servers"]
 	if mf.TopicFilter != nil {

@@ -21,6 +21,7 @@ var (
 // descs are the metric descriptions of the collector. They are immutable once built.
 type descs struct {
 	flowUp, flowStalled, clusterUp *prometheus.Desc
+	clusterRTTAvg, clusterRTTP99   *prometheus.Desc
 
 	recordCount, byteCount        *prometheus.Desc
 	replLatency, replLatencyMax   *prometheus.Desc
@@ -43,9 +44,11 @@ func newDescs() *descs {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &descs{
-		flowUp:      d("kmm_flow_up", "1 while the flow S->T runs, 0 when it is starting, stopped or failed.", flowLabels),
-		flowStalled: d("kmm_flow_stalled_seconds", "Seconds since the flow last delivered a record while records waited (fetched and not acknowledged by the target, or on the source and not fetched); 0 while records move or nothing waits.", flowLabels),
-		clusterUp:   d("kmm_cluster_up", "1 while the cluster is reachable, 0 after 10 s without a usable connection to it (see /readyz for since when and why).", []string{"cluster"}),
+		flowUp:        d("kmm_flow_up", "1 while the flow S->T runs, 0 when it is starting, stopped or failed.", flowLabels),
+		flowStalled:   d("kmm_flow_stalled_seconds", "Seconds since the flow last delivered a record while records waited (fetched and not acknowledged by the target, or on the source and not fetched); 0 while records move or nothing waits.", flowLabels),
+		clusterUp:     d("kmm_cluster_up", "1 while the cluster is reachable, 0 after 10 s without a usable connection to it (see /readyz for since when and why).", []string{"cluster"}),
+		clusterRTTAvg: d("kmm_cluster_rtt_avg_seconds", "Round trip to the cluster measured by the replicator: mean time of its metadata probe (one request every 2 s on an open connection) over the last minute. A slow flow with a high value is a slow link.", []string{"cluster"}),
+		clusterRTTP99: d("kmm_cluster_rtt_p99_seconds", "99th percentile of the same round trips over the last minute.", []string{"cluster"}),
 
 		recordCount:    d("kmm_mirror_source_record_count_total", "Records acknowledged by the target since start (MM2 MirrorSourceConnector record-count).", partLabels),
 		byteCount:      d("kmm_mirror_source_byte_count_total", "Value bytes (not keys or headers) of the records acknowledged by the target since start (MM2 byte-count).", partLabels),
@@ -81,7 +84,7 @@ func newDescs() *descs {
 }
 
 func (d *descs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.clusterUp,
+	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.clusterUp, d.clusterRTTAvg, d.clusterRTTP99,
 		d.recordCount, d.byteCount, d.replLatency, d.replLatencyMax, d.recordAge, d.recordAgeMax,
 		d.lagRecords, d.lagSeconds, d.gapRecords, d.endOffset, d.ackedOffset, d.storedOffset, d.lastAck,
 		d.heartbeats, d.heartbeatLast, d.offsetSyncs, d.offsetSyncLast,
@@ -146,6 +149,18 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 					}
 				}
 				emit(d.clusterUp, prometheus.GaugeValue, b2f(up), cl.Alias)
+				var avg, p99 time.Duration // every flow's watch of a cluster is the same one: take the largest
+				for _, g := range flows {
+					for _, o := range g.Clusters {
+						if o.Alias == cl.Alias {
+							avg, p99 = max(avg, o.RTTAvg), max(p99, o.RTTP99)
+						}
+					}
+				}
+				if avg > 0 {
+					emit(d.clusterRTTAvg, prometheus.GaugeValue, avg.Seconds(), cl.Alias)
+					emit(d.clusterRTTP99, prometheus.GaugeValue, p99.Seconds(), cl.Alias)
+				}
 			}
 		}
 	}

@@ -72,6 +72,7 @@
 //	kmm_flow_up                                  gauge    flow       1 running, 0 starting/stopped/failed
 //	kmm_flow_stalled_seconds                     gauge    flow       since the last delivery while records wait (0: moving or idle)
 //	kmm_cluster_up                               gauge    cluster    1 reachable, 0 after 10 s without a usable connection
+//	kmm_cluster_rtt_avg_seconds|p99_seconds      gauge    cluster    the link's round trip (the replicator's metadata probe, last minute)
 //	kmm_mirror_source_record_count_total         counter  partition  records acked by the target (MM2 record-count)
 //	kmm_mirror_source_byte_count_total           counter  partition  value bytes of those (MM2 byte-count)
 //	kmm_mirror_source_replication_latency_ms     summary  partition  ack time − record timestamp, _sum/_count (MM2 replication-latency-ms)

@@ -103,6 +103,9 @@ type ClusterStatus struct {
 	Up        bool
 	DownSince time.Time // first failure of the current outage (zero while up)
 	Cause     string    // why it is unreachable: "connection refused: …", "DNS: …", "TLS: …", "SASL: …", "timeout: …"
+	// RTTAvg and RTTP99: the link's round trip measured by the replicator (its probe's metadata
+	// requests over the last minute); 0 unknown.
+	RTTAvg, RTTP99 time.Duration
 }
 
 // StallStats says whether a flow moves.

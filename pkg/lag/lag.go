@@ -204,3 +204,12 @@ func ComputeGroups(ins []GroupInput) []GroupLag {
 	})
 	return out
 }
+
+// LinkRTT is the round trip a running replicator measures to one cluster (its metadata probe
+// over the last minute): an on-call engineer sees that a slow flow is a slow link.
+type LinkRTT struct {
+	Cluster    string  `json:"cluster"`
+	AvgMs      float64 `json:"rtt_avg_ms"`
+	P99Ms      float64 `json:"rtt_p99_ms"`
+	MeasuredBy string  `json:"measured_by"` // the replicate --listen endpoint
+}

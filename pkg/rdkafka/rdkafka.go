@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -144,6 +145,7 @@ func IsCode(err error, code kafka.ErrorCode) bool {
 
 // Admin wraps a librdkafka admin client.
 type Admin struct {
+	rtt     atomic.Pointer[LinkRTT] // WithLinkRTT: the newest statistics' round trips
 	a       *kafka.AdminClient
 	parent  *kafka.Consumer // the handle the admin client is derived from
 	timeout time.Duration
@@ -190,6 +192,9 @@ func NewAdmin(name string, cfg Config, opts ...Option) (*Admin, error) {
 	// lookup, as for kmm's readers: docs/security.md). The consumer's events (errors only: it
 	// fetches nothing) come through a small Events channel; its logs through the log channel.
 	cfg = withLogChannel(merge(cfg, failFast, adminConsumer))
+	if o.rttStats > 0 {
+		cfg = merge(cfg, map[string]string{"statistics.interval.ms": strconv.FormatInt(max(o.rttStats.Milliseconds(), 100), 10)})
+	}
 	p, err := kafka.NewConsumer(cfg.configMap(nil))
 	if err != nil {
 		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("%s: invalid client configuration: %w", name, err))
@@ -200,14 +205,19 @@ func NewAdmin(name string, cfg Config, opts ...Option) (*Admin, error) {
 		p.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	adm = &Admin{a: a, parent: p, timeout: 30 * time.Second, name: name}
 	go func() {
 		for ev := range p.Events() {
-			if e, ok := ev.(kafka.Error); ok {
+			switch e := ev.(type) {
+			case kafka.Error:
 				o.problems(e)
+			case *kafka.Stats:
+				if r, ok := linkRTT(e.String()); ok {
+					adm.rtt.Store(&r)
+				}
 			}
 		}
 	}()
-	adm = &Admin{a: a, parent: p, timeout: 30 * time.Second, name: name}
 	startDrain(name, p.Logs(), cfg, o.problems)
 	return adm, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
@@ -24,7 +25,12 @@ type Option func(*options)
 type options struct {
 	problems  func(error)
 	logBuffer int
+	rttStats  time.Duration // WithLinkRTT: librdkafka statistics interval
 }
+
+// WithLinkRTT makes an admin client collect librdkafka statistics every interval so that
+// Admin.LinkRTT can report the round trip of its requests (the replicator's cluster probe).
+func WithLinkRTT(interval time.Duration) Option { return func(o *options) { o.rttStats = interval } }
 
 // withLogBuffer gives a consumer a log channel of n events instead of the Go client's 10,000
 // (800 KB of pointer-holding memory per client): for the many short-lived readers of a scan.

@@ -106,3 +106,48 @@ func (h *statsHolder) set(js, role string) {
 		h.p.Store(cs)
 	}
 }
+
+// LinkRTT is the round trip of one client's requests over one librdkafka statistics window:
+// the largest average and 99th percentile over its broker connections that sent requests in
+// the window (bootstrap connections included: a probe's metadata request may use one).
+type LinkRTT struct {
+	Avg, P99 time.Duration
+	At       time.Time
+}
+
+// linkRTT reads LinkRTT from librdkafka's statistics JSON; false when no connection had a
+// request answered in the window.
+func linkRTT(js string) (LinkRTT, bool) {
+	var r struct {
+		Brokers map[string]struct {
+			RTT struct {
+				Avg int64 `json:"avg"`
+				P99 int64 `json:"p99"`
+				Cnt int64 `json:"cnt"`
+			} `json:"rtt"`
+		} `json:"brokers"`
+	}
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		return LinkRTT{}, false
+	}
+	out := LinkRTT{At: time.Now()}
+	ok := false
+	for _, b := range r.Brokers {
+		if b.RTT.Cnt <= 0 {
+			continue
+		}
+		ok = true
+		out.Avg = max(out.Avg, time.Duration(b.RTT.Avg)*time.Microsecond)
+		out.P99 = max(out.P99, time.Duration(b.RTT.P99)*time.Microsecond)
+	}
+	return out, ok
+}
+
+// LinkRTT returns the round trip of the admin client's requests in the newest statistics
+// window (NewAdmin with WithLinkRTT); false before the first window with an answered request.
+func (a *Admin) LinkRTT() (LinkRTT, bool) {
+	if r := a.rtt.Load(); r != nil {
+		return *r, true
+	}
+	return LinkRTT{}, false
+}

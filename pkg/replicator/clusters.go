@@ -39,7 +39,18 @@ type ClusterState struct {
 	// Cause is librdkafka's reason, classified: "connection refused: Connect to ipv4#… failed:
 	// Connection refused", "DNS: …", "TLS: …", "SASL: …", "timeout: …".
 	Cause string `json:"cause,omitempty"`
+	// RTTAvg and RTTP99 are the link's round trip as librdkafka measures it (statistics rtt,
+	// request sent to response received, in its broker thread) for the probe's metadata
+	// requests (one every probeEvery on an open connection, answered at once by the broker)
+	// over the last rttStatsEvery; 0 before the first window. (The pipelines' per-broker rtt is
+	// in /metrics too, but a fetch's includes the broker's fetch.wait.max.ms whenever the
+	// source has nothing new, so it is not the link's.)
+	RTTAvg time.Duration `json:"rtt_avg_ns,omitempty"`
+	RTTP99 time.Duration `json:"rtt_p99_ns,omitempty"`
 }
+
+// rttStatsEvery is the statistics window of the probe clients (about 5 probes each).
+const rttStatsEvery = 10 * time.Second
 
 // clusterWatch decides whether one cluster is reachable, from a probe of its own (a metadata
 // request every probeEvery), the problems every client of the cluster reports (librdkafka error
@@ -72,7 +83,7 @@ func newClusterWatch(alias, bootstrap string, cfg rdkafka.Config, downAfter time
 			w.secrets = append(w.secrets, v)
 		}
 	}
-	a, err := rdkafka.NewAdmin("cluster "+alias, cfg, rdkafka.WithProblems(func(err error) { w.problem(err) }))
+	a, err := rdkafka.NewAdmin("cluster "+alias, cfg, rdkafka.WithProblems(func(err error) { w.problem(err) }), rdkafka.WithLinkRTT(rttStatsEvery))
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +160,9 @@ func (w *clusterWatch) state() ClusterState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := ClusterState{Alias: w.alias, Bootstrap: w.bootstrap, Up: w.up}
+	if r, ok := w.linkRTT(); ok && time.Since(r.At) < 3*rttStatsEvery {
+		st.RTTAvg, st.RTTP99 = r.Avg, r.P99
+	}
 	if !w.up {
 		st.DownSince = w.downSince
 		st.Cause = w.causeText()
@@ -304,4 +318,11 @@ func (ws *watches) close() {
 	for _, w := range ws.by {
 		w.admin.Close()
 	}
+}
+
+func (w *clusterWatch) linkRTT() (rdkafka.LinkRTT, bool) {
+	if w.admin == nil {
+		return rdkafka.LinkRTT{}, false
+	}
+	return w.admin.LinkRTT()
 }

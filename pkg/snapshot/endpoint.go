@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +112,74 @@ func LivePositions(ctx context.Context, url string, f *flow.Flow, now time.Time)
 			continue
 		}
 		out[cluster.TP{Topic: o.Partition.Topic, Partition: o.Partition.Partition}] = lag.Observed{Next: o.Offset.Offset + 1, At: now}
+	}
+	return out
+}
+
+// LinkRTTs asks a running `kmm replicate --listen` at url for the round trips it measures to
+// each cluster (kmm_cluster_rtt_avg_seconds and _p99_seconds of GET <url>/metrics), for the
+// clusters named (all when none). It returns nil when the endpoint does not answer.
+func LinkRTTs(ctx context.Context, url string, clusters ...string) []lag.LinkRTT {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(url, "/")+"/metrics", nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil
+	}
+	return parseLinkRTTs(string(b), url, clusters)
+}
+
+// parseLinkRTTs reads the kmm_cluster_rtt_* samples of a Prometheus text exposition.
+func parseLinkRTTs(text, url string, clusters []string) []lag.LinkRTT {
+	byCluster := map[string]*lag.LinkRTT{}
+	var order []string
+	for _, line := range strings.Split(text, "\n") {
+		var p99 bool
+		switch {
+		case strings.HasPrefix(line, "kmm_cluster_rtt_avg_seconds{"):
+		case strings.HasPrefix(line, "kmm_cluster_rtt_p99_seconds{"):
+			p99 = true
+		default:
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `cluster="`)
+		alias, rest, ok := strings.Cut(rest, `"`)
+		if !ok || (len(clusters) > 0 && !slices.Contains(clusters, alias)) {
+			continue
+		}
+		_, val, _ := strings.Cut(rest, "} ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			continue
+		}
+		l := byCluster[alias]
+		if l == nil {
+			l = &lag.LinkRTT{Cluster: alias, MeasuredBy: url}
+			byCluster[alias] = l
+			order = append(order, alias)
+		}
+		if p99 {
+			l.P99Ms = v * 1000
+		} else {
+			l.AvgMs = v * 1000
+		}
+	}
+	sort.Strings(order)
+	out := make([]lag.LinkRTT, 0, len(order))
+	for _, a := range order {
+		out = append(out, *byCluster[a])
 	}
 	return out
 }

@@ -51,7 +51,7 @@ type config struct {
 	LatencySecs                       float64
 	MM2Heap                           string
 	Poll                              time.Duration
-	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency, verify, workers (default all; verify needs kmm)
+	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency, verify, workers, wan (default all; verify needs kmm; smoke: all but wan)
 	Workloads                         map[string]bool // BENCH_WORKLOADS: 1k, 100b (default both)
 	Perf                              bool            // BENCH_PERF=1: perf record every kmm run (profiling only)
 
@@ -161,7 +161,11 @@ func loadConfig() *config {
 	if c.OutDir == "" {
 		c.OutDir = defOut
 	}
-	c.Only = listEnv("BENCH_ONLY", "ceiling,kmm,mm2,latency,verify,workers")
+	defOnly := "ceiling,kmm,mm2,latency,verify,workers,wan"
+	if c.Smoke {
+		defOnly = "ceiling,kmm,mm2,latency,verify,workers" // the WAN rows take minutes: BENCH_ONLY=...,wan to include them
+	}
+	c.Only = listEnv("BENCH_ONLY", defOnly)
 	c.Workloads = listEnv("BENCH_WORKLOADS", "1k,100b")
 	c.Perf = os.Getenv("BENCH_PERF") == "1"
 	b := make([]byte, 3)
@@ -369,6 +373,21 @@ func run(ctx context.Context, cfg *config) int {
 						map[bool]string{true: fmt.Sprintf(", resumed %.1f s after the kill", r.ResumeSec)}[kill])
 				}
 			}
+		}
+	}
+	for i := 1; i <= min(cfg.Repeats, envInt("BENCH_WAN_REPEATS", 1)) && ctx.Err() == nil && cfg.Only["wan"] && len(ws) > 0; i++ {
+		if err := runWAN(ctx, cfg, ws[0], i, func(r wanRun) {
+			rep.WAN = append(rep.WAN, r)
+			if !r.OK {
+				failed++
+				logf("FAILED wan %s %s %d ms rep %d: %s", r.Kind, r.Side, r.OneWayMs, r.Rep, r.Error)
+				return
+			}
+			logf("wan %-3s %-6s +%2d ms rep %d: %.1f MB/s (%d records in %.1f s), start-up %.1f s", r.Kind, r.Side, r.OneWayMs, r.Rep, r.MBPerSec, r.Records, r.TransferSec, r.StartupSec)
+		}); err != nil {
+			logf("wan rows: %v", err)
+			failed++
+			break
 		}
 	}
 	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["verify"]; i++ {

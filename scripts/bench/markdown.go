@@ -98,7 +98,8 @@ func (rep *report) markdown(notes string) []byte {
 	p("```\nmake bench                      # full sizes: 1M x 1 KB, 3M x 100 B, 60 s latency run, 3 repetitions\nBENCH_SCALE=0.3 make bench      # smaller sizes (the latency run is scaled too, at least 10 s)\nmake bench-smoke                # CI: tiny sizes, checks the harness end to end, writes to .testbed/bench-smoke/\n```\n\n")
 	p("Settings: `BENCH_SCALE` (float multiplier of the record counts and of the latency run's 60 s), `BENCH_REPEATS` (default 3), ")
 	p("`BENCH_TASKS` (`tasks.max` of both, default 2), `BENCH_LATENCY_RATE` (default 5000 rec/s), `BENCH_LATENCY_SECONDS`, ")
-	p("`BENCH_MM2_HEAP` (default `-Xms256m -Xmx512m`), `BENCH_OUT` (default `docs`). The test bed must be up (`make testbed-up`); ")
+	p("`BENCH_MM2_HEAP` (default `-Xms256m -Xmx512m`), `BENCH_OUT` (default `docs`), `BENCH_ONLY` (rows: ceiling, kmm, mm2, latency, verify, wan), ")
+	p("the WAN rows' `BENCH_WAN_LATENCIES` (one-way ms, default 0,25,50), `BENCH_WAN_SIDES` (source,target), `BENCH_WAN_TOOLS` (kmm,mm2), `BENCH_WAN_REPEATS` (1), `BENCH_WAN_SECONDS` (window, 20) and `BENCH_WAN_WARMUP_SECONDS` (5). The test bed must be up (`make testbed-up`); ")
 	p("the driver only adds topics named `bench-<run id>-*` (and their remote copies `A.bench-<run id>-*`) and deletes them at the end, ")
 	p("so it can share the bed with other tests, which then show up as noise (see *Machine*).\n\n")
 
@@ -221,10 +222,12 @@ func (rep *report) markdown(notes string) []byte {
 	}
 	p("\n")
 
+	p("%s", rep.wanMarkdown())
+
 	p("## Settings\n\nThe generated properties file of one run (kmm, 1 KB workload; MM2's differs only in the target alias C and its bootstrap):\n\n```properties\n%s```\n\n", c.PropsExample)
 	p("librdkafka settings kmm resolves from it (`kmm config explain`), used by the ceiling too:\n\n")
 	p("| client | settings |\n|---|---|\n| source consumer | %s |\n| target producer | %s |\n\n", kv(c.KMMConsumer), kv(c.KMMProducer))
-	p("Note `max.in.flight.requests.per.connection=1`: the Connect worker's producer default, which kmm inherits for MM2 compatibility, applies to both.\n\n")
+	p("Note `max.in.flight.requests.per.connection`: MM2 keeps the Connect worker's producer default of 1; kmm, whose producer is always idempotent (order kept with up to 5), uses 5 when the file leaves it at that default (issue 20: 1 capped a pipeline at one ~1 MB request per round trip).\n\n")
 
 	p("## Every run\n\n| kind | workload | rep | order | records/s | MB/s | CPU-s | CPU-s/GB | peak RSS MiB | start-up s | other cores | load avg (start) | ok |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	runs := append([]runResult(nil), rep.Runs...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -114,7 +115,7 @@ func (r *runResult) finishRates() {
 }
 
 func targetOf(cfg *config, tool string) (alias, bootstrap string) {
-	if tool == "kmm" || tool == "engine" {
+	if tool == "kmm" || tool == "kmm-wan" || tool == "engine" {
 		return "B", cfg.B
 	}
 	return "C", cfg.C
@@ -123,10 +124,28 @@ func targetOf(cfg *config, tool string) (alias, bootstrap string) {
 // runReplication replicates workload w with kmm (A->B) or MM2 (A->C) from scratch and measures
 // it; the remote topic and the run's Connect topics are deleted afterwards.
 func runReplication(ctx context.Context, cfg *config, tool string, w *workload, rep, order int) runResult {
+	return runReplicationWith(ctx, cfg, tool, w, rep, order, runOpts{})
+}
+
+// runOpts are the WAN rows' changes to a replication run.
+type runOpts struct {
+	SourceBootstrap, TargetBootstrap string        // "" = the bed's own listeners
+	Window                           time.Duration // > 0: measure only this long after the first record (after Warmup)
+	Warmup                           time.Duration // with Window: excluded after the first record (JIT, connection set-up)
+	Defaults                         bool          // each tool's default client settings
+	Name                             string        // run name suffix
+	Tasks                            int           // > 0: tasks.max instead of BENCH_TASKS
+	Extra                            []string      // lines appended to the file
+}
+
+func runReplicationWith(ctx context.Context, cfg *config, tool string, w *workload, rep, order int, o runOpts) runResult {
 	res := runResult{Kind: tool, Workload: w.Name, Rep: rep, Order: order, LoadAvgStart: loadAvg()}
 	alias, bootstrap := targetOf(cfg, tool)
+	if o.TargetBootstrap != "" {
+		bootstrap = o.TargetBootstrap
+	}
 	adm := cfg.admins[alias]
-	runName := fmt.Sprintf("bench-%s-%s-%s-r%d", cfg.ID, tool, w.Name, rep)
+	runName := fmt.Sprintf("bench-%s-%s-%s%s-r%d", cfg.ID, tool, w.Name, o.Name, rep)
 	logDir := filepath.Join(cfg.LogDir, runName)
 	res.LogDir = logDir
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -135,7 +154,7 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	}
 	props := filepath.Join(logDir, "mm2.properties")
 	if err := os.WriteFile(props, []byte(mm2Props(cfg, propsSpec{Target: alias, TargetBootstrap: bootstrap, Topic: w.Topic,
-		RunName: runName, Tasks: cfg.Tasks, Batching: true})), 0o644); err != nil {
+		RunName: runName, Tasks: cmp.Or(o.Tasks, cfg.Tasks), Batching: true, SourceBootstrap: o.SourceBootstrap, Defaults: o.Defaults, Extra: o.Extra})), 0o644); err != nil {
 		res.Error = err.Error()
 		return res
 	}
@@ -153,7 +172,7 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 
 	var r *replicator
 	var err error
-	if tool == "kmm" {
+	if tool == "kmm" || tool == "kmm-wan" {
 		r, err = startKMM(cfg, runName, props, alias, logDir)
 	} else {
 		r, err = startMM2(cfg, runName, props, alias, logDir)
@@ -173,6 +192,10 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	deadline := r.start.Add(cfg.runTimeout(w))
 	var first, done time.Time
 	var firstCPU cpuWindow
+	var atFirst, copied int64 // records on the target at the first poll that saw any; at done
+	var warmT time.Time       // Window: the first poll at least Warmup after the first record
+	var atWarm int64
+	var warmCPU cpuWindow
 	topicSeen := false
 	for {
 		if ctx.Err() != nil {
@@ -201,6 +224,12 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 				if first.IsZero() && sum(ends) > 0 {
 					first = now
 					firstCPU = sampleCPU(cfg, r.pid)
+					atFirst = sum(ends)
+				}
+				copied = sum(ends)
+				if o.Window > 0 && warmT.IsZero() && !first.IsZero() && now.Sub(first) >= o.Warmup {
+					warmT, atWarm = now, copied
+					warmCPU = sampleCPU(cfg, r.pid)
 				}
 				complete := true
 				for p := range ends {
@@ -209,7 +238,7 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 						break
 					}
 				}
-				if complete {
+				if complete || (o.Window > 0 && !warmT.IsZero() && now.Sub(warmT) >= o.Window) {
 					done = now
 					break
 				}
@@ -223,18 +252,29 @@ func runReplication(ctx context.Context, cfg *config, tool string, w *workload, 
 	res.LoadAvgEnd = loadAvg()
 	res.Records = sum(w.End)
 	res.Bytes = w.TotalBytes
+	from, fromCPU := first, firstCPU
+	if o.Window > 0 {
+		// Records that arrived after the warm-up mark (or, when everything arrived before it,
+		// after the first poll that saw any), over the time since then.
+		n := atFirst
+		if !warmT.IsZero() && done.Sub(warmT) >= cfg.Poll {
+			from, n, fromCPU = warmT, atWarm, warmCPU
+		}
+		res.Records = copied - n
+		res.Bytes = int64(float64(w.TotalBytes) / float64(sum(w.End)) * float64(res.Records))
+	}
 	res.StartupSec = first.Sub(r.start).Seconds()
 	res.TotalSec = done.Sub(r.start).Seconds()
 	// At least one poll interval: everything may arrive between two polls at tiny sizes.
-	res.TransferSec = max(done.Sub(first).Seconds(), cfg.Poll.Seconds())
+	res.TransferSec = max(done.Sub(from).Seconds(), cfg.Poll.Seconds())
 	res.CPUTotal = doneCPU.proc
-	res.CPUTransfer = doneCPU.proc - firstCPU.proc
+	res.CPUTransfer = doneCPU.proc - fromCPU.proc
 	res.PeakRSSMB = float64(hwm) / 1024
 	res.RSSMB = float64(rss) / 1024
-	res.attribute(firstCPU, doneCPU)
+	res.attribute(fromCPU, doneCPU)
 	res.finishRates()
 	res.OK = true
-	if tool == "kmm" && cfg.Only["verify"] {
+	if tool == "kmm" && cfg.Only["verify"] && o.Window == 0 && o.Name == "" {
 		// Stopped first: its drain stores every position, so verify compares the whole copy
 		// (with kmm replicate alive, verify compares up to the replicated position it reads,
 		// which may trail the target's end by one progress interval), and nothing else runs.

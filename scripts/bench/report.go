@@ -45,6 +45,8 @@ type report struct {
 	Summary      summary         `json:"summary"`
 	Runs         []runResult     `json:"runs"`
 	Latency      []latencyResult `json:"latency_runs"`
+	WAN          []wanRun        `json:"wan_runs,omitempty"`
+	WANSummary   []wanSummary    `json:"wan_summary,omitempty"`
 }
 
 type stat struct {
@@ -223,6 +225,7 @@ func (rep *report) ceilingRate(w string, i int) (float64, bool) {
 }
 
 func (rep *report) summarize() {
+	rep.summarizeWAN()
 	s := summary{Latency: map[string]map[string]stat{}, LatencyRatios: map[string]ratio{}}
 	check := func(what, target string, v float64, met bool) {
 		s.Targets = append(s.Targets, targetCheck{What: what, Target: target, Value: v, Met: met})

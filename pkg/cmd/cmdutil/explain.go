@@ -71,6 +71,10 @@ func overlayProducer(s *mm2conf.ExplainSection, keys []string) {
 		if e.Key != "max.in.flight.requests.per.connection" {
 			continue
 		}
+		if e.Default {
+			set(e.Key, strconv.Itoa(flow.WANMaxInFlight), ReplicateRule+" default when the file does not set it (Connect's 1 is for its non-idempotent producer): one request per round trip capped a pipeline at ~1 MB per round trip")
+			break
+		}
 		if n, err := strconv.Atoi(e.Value); err == nil && n > flow.IdempotentMaxInFlight {
 			set(e.Key, strconv.Itoa(flow.IdempotentMaxInFlight), ReplicateRule+" caps max.in.flight.requests.per.connection at "+strconv.Itoa(flow.IdempotentMaxInFlight)+" (librdkafka's limit with idempotence)")
 		}

@@ -64,7 +64,9 @@ oldest of them. The replicated position is the best truth available, newest firs
 position of a running replicate (--endpoint), else the further of the progress stored on the
 target and the newest offset sync mapped through the target's end offset (checked by comparing
 the last record on the target with the source's), else the stored progress. SOURCE and AS OF
-say which and how old; an estimate shows its range (LAG 0..40). With
+say which and how old; an estimate shows its range (LAG 0..40). With --endpoint, a second
+table shows the round trip the replicator measures to each cluster over the last minute (a
+slow flow over a slow link shows there). With
 --group, each group's lag on both sides and what a failover now would cost. --max-lag and
 --max-lag-time exit 3 when exceeded.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
@@ -137,8 +139,20 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 				groups = append(groups, lag.ComputeGroups(ins)...)
 			}
 		}
+		var links []lag.LinkRTT
+		if o.Endpoint != "" {
+			var aliases []string
+			for _, f := range flows {
+				for _, a := range []string{f.Source, f.Target} {
+					if !slices.Contains(aliases, a) {
+						aliases = append(aliases, a)
+					}
+				}
+			}
+			links = snapshot.LinkRTTs(ctx, o.Endpoint, aliases...)
+		}
 		viol := lag.Violations(rows, th)
-		if err := render(io, o.Output, rows, groups, o.Watch, th, fac.Clock()); err != nil {
+		if err := render(io, o.Output, rows, groups, links, o.Watch, th, fac.Clock()); err != nil {
 			return err
 		}
 		if !o.Watch {
@@ -160,11 +174,13 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 type envelope struct {
 	output.Envelope
 	Groups []lag.GroupLag `json:"groups,omitempty"`
+	// Links (with --endpoint): the round trip the running replicator measures to each cluster.
+	Links []lag.LinkRTT `json:"links,omitempty"`
 }
 
-func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups []lag.GroupLag, watch bool, th lag.Thresholds, now time.Time) error {
+func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups []lag.GroupLag, links []lag.LinkRTT, watch bool, th lag.Thresholds, now time.Time) error {
 	if out == "json" || (watch && !io.IsStdoutTTY()) {
-		env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "lag", GeneratedAt: now.UTC(), Items: rows}, Groups: groups}
+		env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "lag", GeneratedAt: now.UTC(), Items: rows}, Groups: groups, Links: links}
 		if watch {
 			enc := json.NewEncoder(io.Out)
 			enc.SetEscapeHTML(false)
@@ -179,6 +195,16 @@ func render(io *iostreams.IOStreams, out string, rows []lag.PartitionLag, groups
 	over := func(r lag.PartitionLag) bool { return len(lag.Violations([]lag.PartitionLag{r}, th)) > 0 }
 	if err := table(io.Out, rows, over, io.Palette(), now); err != nil {
 		return err
+	}
+	if len(links) > 0 {
+		fmt.Fprintln(io.Out)
+		var cells [][]string
+		for _, l := range links {
+			cells = append(cells, []string{l.Cluster, fmt.Sprintf("%.1f ms", l.AvgMs), fmt.Sprintf("%.1f ms", l.P99Ms), "kmm replicate at " + l.MeasuredBy})
+		}
+		if err := output.Table(io.Out, []string{"CLUSTER", "LINK RTT AVG", "LINK RTT P99", "MEASURED BY"}, cells); err != nil {
+			return err
+		}
 	}
 	if len(groups) == 0 {
 		return nil

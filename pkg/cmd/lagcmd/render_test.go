@@ -28,6 +28,8 @@ func TestRenderGolden(t *testing.T) {
 		{Flow: "A->B", Group: "billing", Topic: "orders", RemoteTopic: "A.orders", Partition: 1, Committed: 350, SourceEnd: 1000, Next: 400, NextMax: 1000, Translated: 340, TargetEnd: 400, Bound: 9},
 		{Flow: "A->B", Group: "billing", Topic: "orders", RemoteTopic: "A.orders", Partition: 0, Committed: 1000, SourceEnd: 1000, Next: 1000, NextMax: 1000, Translated: 1000, TargetEnd: 1000, Bound: 0},
 	})
+	links := []lag.LinkRTT{{Cluster: "A", AvgMs: 0.8, P99Ms: 1.9, MeasuredBy: "http://127.0.0.1:8083"},
+		{Cluster: "B", AvgMs: 101.2, P99Ms: 112.5, MeasuredBy: "http://127.0.0.1:8083"}}
 	th := lag.Thresholds{MaxRecords: 100}
 	for _, c := range []struct {
 		name, out string
@@ -38,7 +40,7 @@ func TestRenderGolden(t *testing.T) {
 			io.SetTTY(true, true, true)
 			io.SetColorMode("auto")
 		}
-		if err := render(io, c.out, rows, groups, false, th, now); err != nil {
+		if err := render(io, c.out, rows, groups, links, false, th, now); err != nil {
 			t.Fatal(err)
 		}
 		goldentest.Golden(t, c.name, out.Bytes())

@@ -57,7 +57,7 @@ func (s *Source) Stats() []httpapi.FlowStats {
 			hs.Running, hs.Err, hs.Paused = fs.Running, fs.Err, fs.Paused
 			for _, c := range fs.Clusters {
 				hs.Clusters = append(hs.Clusters, httpapi.ClusterStatus{Alias: c.Alias, Bootstrap: c.Bootstrap, Role: c.Role,
-					Up: c.Up, DownSince: c.DownSince, Cause: c.Cause})
+					Up: c.Up, DownSince: c.DownSince, Cause: c.Cause, RTTAvg: c.RTTAvg, RTTP99: c.RTTP99})
 			}
 			if f.enabled {
 				hs.Stall = &httpapi.StallStats{Seconds: float64(fs.StalledMs) / 1000, Stalled: fs.Stalled, WaitingRecords: fs.WaitingRecords}
