@@ -956,6 +956,27 @@ func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int, ts int64) 
 	}
 }
 
+// Idle runs on a copier's delivery goroutine when the source partition's tail past its last
+// record holds nothing to copy (a commit or abort marker, aborted records under read_committed)
+// and every copied record is acknowledged: the position moves to the source's end, so stored
+// progress (MM2's format: the last offset done, next-1) and the live position say the partition
+// is fully replicated, and lag, status and failover's drain see 0 left.
+//
+// No offset sync is written for the tail (docs/mm2-compat.md, "Transactions"): a sync (next,
+// target end) would be a claim about a record that does not exist yet; with MM2's rule (a group
+// past a sync's upstream offset translates one past its downstream offset) a group later
+// committed inside the aborted records that follow next would translate one past the copy of the
+// next committed record, skipping it, and on a target partition with other writers
+// (IdentityReplicationPolicy, active/active) the target end is not where the next copy lands.
+// Without it, MM2's rule already gives every group at or past the tail the target's end
+// (last sync's downstream offset + 1), and failover's exact translation walks the records.
+func (e *engine) Idle(p *rdkafka.CopyPart, next int64) {
+	ps := p.State.(*pstate)
+	if next-1 > ps.acked.Load() {
+		ps.acked.Store(next - 1)
+	}
+}
+
 // Gap runs on a copier's consumer goroutine when offsets jump.
 func (e *engine) Gap(p *rdkafka.CopyPart, expected, got int64) {
 	select {
