@@ -139,8 +139,8 @@ func TestSourceTransactions(t *testing.T) {
 	}
 	// kmm lag after a full copy: 0 left, although the source's last offset is a transaction
 	// marker no reader ever receives (TestTransactionTailDrained has the failover).
-	if r := Run(t, "lag", props, "--flow", "A->B", "--topic", topic, "--max-lag", "0"); r.Code != 0 {
-		t.Errorf("lag after the full copy: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	if err := lagZero(t, props, "A->B", topic, 1); err != nil {
+		t.Error(err)
 	}
 
 	// MM2's behaviour on request: read_uncommitted copies the aborted records too.
@@ -182,23 +182,7 @@ func TestTransactionTailDrained(t *testing.T) {
 	remote := al.A + "." + topic
 	waitCount(t, bed.B, remote, 2, 20, time.Minute)
 
-	type row struct {
-		Partition  int32 `json:"partition"`
-		LagRecords int64 `json:"lag_records"`
-	}
-	testbed.Eventually(t, 30*time.Second, func() error {
-		r := Run(t, "lag", props, "--flow", ab, "--topic", topic, "--max-lag", "0", "-o", "json")
-		var env struct {
-			Items []row `json:"items"`
-		}
-		if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
-			return fmt.Errorf("lag -o json: %v\n%s", err, r.Stdout)
-		}
-		if r.Code != 0 || len(env.Items) != 2 {
-			return fmt.Errorf("lag: exit %d %+v %s", r.Code, env.Items, tail(r.Stderr, 3))
-		}
-		return nil
-	})
+	testbed.Eventually(t, 30*time.Second, func() error { return lagZero(t, props, ab, topic, 2) })
 	r := Run(t, "failover", props, "--flow", ab, "--mode", "planned", "--group", atEnd, "--group", mid,
 		"--fence", "none", "--quiet-for", "1s", "--timeout", "45s", "--yes", "-o", "json")
 	if r.Code != 0 {
@@ -230,4 +214,29 @@ func TestTransactionTailDrained(t *testing.T) {
 	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("replicate exit %d", code)
 	}
+}
+
+// lagZero checks that `kmm lag` shows every one of the parts partitions of topic with 0 records
+// left (0 is "off" for --max-lag: the rows are read).
+func lagZero(t *testing.T, props, flow, topic string, parts int) error {
+	t.Helper()
+	r := Run(t, "lag", props, "--flow", flow, "--topic", topic, "-o", "json")
+	var env struct {
+		Items []struct {
+			Partition  int32 `json:"partition"`
+			LagRecords int64 `json:"lag_records"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
+		return fmt.Errorf("lag -o json: %v\n%s\n%s", err, r.Stdout, r.Stderr)
+	}
+	if r.Code != 0 || len(env.Items) != parts {
+		return fmt.Errorf("lag: exit %d, %d rows, want %d\n%s", r.Code, len(env.Items), parts, tail(r.Stderr, 3))
+	}
+	for _, it := range env.Items {
+		if it.LagRecords != 0 {
+			return fmt.Errorf("lag: partition %d has %d record(s) left, want 0: %+v", it.Partition, it.LagRecords, env.Items)
+		}
+	}
+	return nil
 }
