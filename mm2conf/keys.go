@@ -125,6 +125,9 @@ var KMMKeys = []keyDef{
 	// (pkg/flow sizes them). More allows more throughput over long round trips; less, less
 	// memory.
 	{Name: "kmm.memory.budget.bytes", Type: "LONG", Default: "33554432"},
+	// The bytes per second (keys, values and headers of the records copied) all pipelines of one
+	// flow may copy together; 0 = no limit. `kmm replicate --rate-limit` overrides it.
+	{Name: "kmm.rate.limit.bytes.per.second", Type: "LONG", Default: "0"},
 }
 
 func isKMMKey(k string) bool {

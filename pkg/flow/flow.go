@@ -118,6 +118,10 @@ type Flow struct {
 	// MemoryBudget is kmm.memory.budget.bytes: the bytes of records all pipelines of the flow
 	// may hold in librdkafka's queues; 0 = DefaultMemoryBudget.
 	MemoryBudget int64
+	// RateLimit is kmm.rate.limit.bytes.per.second (or `kmm replicate --rate-limit`): the bytes
+	// per second (keys, values and headers of the records copied) all pipelines of the flow may
+	// copy together; 0 = no limit.
+	RateLimit int64
 
 	validated bool
 }

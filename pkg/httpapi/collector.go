@@ -21,6 +21,7 @@ var (
 // descs are the metric descriptions of the collector. They are immutable once built.
 type descs struct {
 	flowUp, flowStalled, clusterUp *prometheus.Desc
+	rateLimit, throttled           *prometheus.Desc
 
 	recordCount, byteCount        *prometheus.Desc
 	replLatency, replLatencyMax   *prometheus.Desc
@@ -45,6 +46,8 @@ func newDescs() *descs {
 	return &descs{
 		flowUp:      d("kmm_flow_up", "1 while the flow S->T runs, 0 when it is starting, stopped or failed.", flowLabels),
 		flowStalled: d("kmm_flow_stalled_seconds", "Seconds since the flow last delivered a record while records waited (fetched and not acknowledged by the target, or on the source and not fetched); 0 while records move or nothing waits.", flowLabels),
+		rateLimit:   d("kmm_flow_rate_limit_bytes_per_second", "The flow's rate limit (kmm.rate.limit.bytes.per.second, or kmm replicate --rate-limit): bytes of keys, values and headers per second its pipelines may copy together; 0 when there is none.", flowLabels),
+		throttled:   d("kmm_flow_throttled_seconds_total", "Seconds the flow's pipelines waited for its rate limit since start, summed over pipelines.", flowLabels),
 		clusterUp:   d("kmm_cluster_up", "1 while the cluster is reachable, 0 after 10 s without a usable connection to it (see /readyz for since when and why).", []string{"cluster"}),
 
 		recordCount:    d("kmm_mirror_source_record_count_total", "Records acknowledged by the target since start (MM2 MirrorSourceConnector record-count).", partLabels),
@@ -81,7 +84,7 @@ func newDescs() *descs {
 }
 
 func (d *descs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.clusterUp,
+	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.rateLimit, d.throttled, d.clusterUp,
 		d.recordCount, d.byteCount, d.replLatency, d.replLatencyMax, d.recordAge, d.recordAgeMax,
 		d.lagRecords, d.lagSeconds, d.gapRecords, d.endOffset, d.ackedOffset, d.storedOffset, d.lastAck,
 		d.heartbeats, d.heartbeatLast, d.offsetSyncs, d.offsetSyncLast,
@@ -153,6 +156,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(d.flowUp, prometheus.GaugeValue, b2f(f.Running), f.Source, f.Target)
 		if f.Stall != nil {
 			emit(d.flowStalled, prometheus.GaugeValue, f.Stall.Seconds, f.Source, f.Target)
+		}
+		if f.Rate != nil {
+			emit(d.rateLimit, prometheus.GaugeValue, float64(f.Rate.LimitBytesPerSecond), f.Source, f.Target)
+			emit(d.throttled, prometheus.CounterValue, f.Rate.ThrottledSeconds, f.Source, f.Target)
 		}
 		for _, p := range f.Partitions {
 			l := []string{f.Source, f.Target, p.RemoteTopic, strconv.Itoa(int(p.Partition))}

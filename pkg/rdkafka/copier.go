@@ -83,6 +83,13 @@ type IdleHandler interface {
 	Idle(p *CopyPart, next int64)
 }
 
+// Throttle paces a Copier (SetThrottle): Take is called on the consumer goroutine with the
+// size of each record about to be produced (key, value and headers) and returns how long the
+// copier must wait before producing it. One Throttle may pace several copiers.
+type Throttle interface {
+	Take(n int) time.Duration
+}
+
 // slot travels with one record through the producer (Message.Opaque) so its delivery report
 // finds its partition and source offset. Slots come in chunks: one allocation per 1024 records.
 type slot struct {
@@ -138,6 +145,8 @@ type Copier struct {
 	echoTailsP []*CopyPart  // consumer goroutine (then Drain): partitions with an echoTail
 
 	idle IdleHandler // h's Idle, when it has one
+
+	throttle Throttle // nil: no rate limit
 }
 
 // topicAuthzText is librdkafka's text of TOPIC_AUTHORIZATION_FAILED (rd_kafka_err2str).
@@ -200,6 +209,35 @@ func orName(alias, name string) string {
 // skip every record whose origin is target. Call before Start.
 func (c *Copier) SetOrigin(source, target string) {
 	c.origin, c.target = []kafka.Header{{Key: HeaderOrigin, Value: []byte(source)}}, target
+}
+
+// SetThrottle makes the copier wait as long as t says before producing each record. Call
+// before Start.
+func (c *Copier) SetThrottle(t Throttle) { c.throttle = t }
+
+// recordBytes is what a record weighs for a Throttle: key, value and headers.
+func recordBytes(m *kafka.Message) int {
+	n := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// pause waits d on the consumer goroutine, in slices so a stop is not delayed; false when the
+// copier stops (or ctx ends) meanwhile.
+func (c *Copier) pause(ctx context.Context, d time.Duration) bool {
+	end := time.Now().Add(d)
+	for {
+		if c.stop.Load() || ctx.Err() != nil {
+			return false
+		}
+		left := time.Until(end)
+		if left <= 0 {
+			return true
+		}
+		time.Sleep(min(left, 50*time.Millisecond))
+	}
 }
 
 // Echoes is the number of records the echo guard did not copy.
@@ -467,6 +505,12 @@ func (c *Copier) runConsumer(ctx context.Context) {
 				continue
 			}
 			p.echoTail = -1 // a record produced after the echoes: its acknowledgement covers them
+		}
+		if c.throttle != nil {
+			if d := c.throttle.Take(recordBytes(m)); d > 0 && !c.pause(ctx, d) {
+				c.dropped.Add(1) // stopping while paced: never produced, copied after a restart
+				return
+			}
 		}
 		if len(chunk) == 0 {
 			chunk = make([]slot, slotChunk)

@@ -372,6 +372,7 @@ type engine struct {
 	syncs      *syncWriter
 	ckpt       *checkpointer
 	hb         *heartbeater
+	limiter    *rateLimiter // the flow's rate limit (nil: none), shared by its copiers
 
 	syncCount  atomic.Int64
 	syncLastMs atomic.Int64
@@ -498,6 +499,9 @@ func (e *engine) start(ctx context.Context) error {
 	}
 	// MM2's replication consumer and an idempotent acks=all producer (pkg/flow owns both).
 	cons, prod := f.ReplicationConsumer(), f.ReplicationProducer()
+	if f.RateLimit > 0 {
+		e.limiter = newRateLimiter(f.RateLimit)
+	}
 	n := f.Tasks
 	for i := 0; i < n; i++ {
 		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e)
@@ -505,6 +509,9 @@ func (e *engine) start(ctx context.Context) error {
 			return kerr.Wrap(kerr.Usage, err)
 		}
 		c.SourceCluster, c.TargetCluster = f.Source, f.Target
+		if e.limiter != nil {
+			c.SetThrottle(e.limiter)
+		}
 		if f.Policy.FormatRemoteTopic(f.SourceAlias, "t") == "t" {
 			// Remote topics keep their names (IdentityReplicationPolicy): a copy could flow
 			// back. The provenance header and the echo guard (docs/mm2-compat.md).
