@@ -8,8 +8,9 @@ import (
 
 // The limiter on a simulated clock: pipelines that copy records of random sizes as fast as the
 // limiter lets them (each waits what Take says, plus an oversleep) copy, in every 10 s window,
-// within 1 % of the limit (give or take the records at the window's edges); after an idle
-// period the burst is at most 50 ms of the limit.
+// within 1 % of the limit (give or take the records at the window's edges), also when every
+// wait overshoots by 100 ms (a loaded machine); after an idle period the burst is at most 50 ms of
+// the limit (250 ms when the flow was waiting for the limit before: the catch-up).
 func TestRateLimiterPacesWithinTheLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -22,6 +23,7 @@ func TestRateLimiterPacesWithinTheLimit(t *testing.T) {
 		{"2MB/s, 4 pipelines, 1 MB records", 2_000_000, 4, 1_000_000, time.Millisecond},
 		{"100kB/s, 1 pipeline", 100_000, 1, 5000, 2 * time.Millisecond},
 		{"50MB/s, 2 pipelines", 50_000_000, 2, 1000, 50 * time.Microsecond},
+		{"2MB/s, 2 pipelines woken 100 ms late", 2_000_000, 2, 10000, 100 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Unix(1_000_000, 0)
@@ -86,5 +88,14 @@ func TestRateLimiterPacesWithinTheLimit(t *testing.T) {
 	}
 	if free < 45_000 || free > 51_000 {
 		t.Fatalf("after an idle hour %d bytes passed without waiting, want ~50000 (50 ms of 1 MB/s)", free)
+	}
+	// Idle after waiting for the limit (the flow was rate-bound): at most the catch-up, 250 ms.
+	clock = clock.Add(time.Hour)
+	free = 0
+	for l.Take(1000) == 0 {
+		free += 1000
+	}
+	if free < 245_000 || free > 251_000 {
+		t.Fatalf("after waiting, then an idle hour, %d bytes passed without waiting, want ~250000 (250 ms of 1 MB/s)", free)
 	}
 }
