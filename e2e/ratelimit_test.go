@@ -48,6 +48,10 @@ func TestRateLimit(t *testing.T) {
 	if !regexp.MustCompile(`kmm\.rate\.limit\.bytes\.per\.second\s+2000000\s+\S+\.properties:\d+ kmm\.rate\.limit\.bytes\.per\.second \(top-level kmm key\)`).MatchString(r.Stdout) {
 		t.Errorf("config explain does not show the limit with its origin:\n%s", r.Stdout)
 	}
+	bad := writeProps(t, "A->B.enabled = true", "A->B.kmm.rate.limit.bytes.per.second = -5")
+	if r := Run(t, "config", "check", bad); r.Code != 2 || !regexp.MustCompile(`\.properties:\d+: error: kmm\.rate\.limit\.bytes\.per\.second = -5 is negative`).MatchString(r.Stderr+r.Stdout) {
+		t.Errorf("config check of a negative limit: exit %d, want 2 with file:line\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	k := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
 	base := listenBase(t, k)
 	waitCount(t, bed.B, "A."+topic, parts, 1, time.Minute)
