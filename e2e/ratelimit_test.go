@@ -95,26 +95,31 @@ func TestRateLimit(t *testing.T) {
 	if len(bins) < window+5 || copied >= n {
 		t.Fatalf("copied %d of %d records over %d whole seconds: the run must last more than %d s with a backlog left", copied, n, len(bins), window+5)
 	}
-	// The upper bound is the limit's promise, in every window. The lower bound (the flow copies
-	// at the limit while a backlog waits) also measures the machine: it starts after the first
-	// 2 s (the two pipelines' clients connect and fetch), and on a machine loaded past 4 runnable
-	// threads per CPU, where a pipeline may not be scheduled for most of a second, it is logged
-	// rather than asserted.
+	// Every 10 s window from the third second on (the first 2 s: the two pipelines' clients
+	// connect and fetch) within 5 % of the limit. On a machine loaded past 4 runnable threads per
+	// CPU the windows also measure the machine: a pipeline, kmm's producer or B's broker not
+	// scheduled for a second moves that second's records into the next (seen at a load of 65 per
+	// CPU: 60 kB in one second, 3.2 MB in the next), so there the windows are logged and the
+	// mean over the same seconds is asserted instead.
 	load := loadPerCPU()
 	var ratios []string
-	for s := 0; s+window <= len(bins); s++ {
+	var steady int64
+	for _, b := range bins[2:] {
+		steady += b
+	}
+	for s := 2; s+window <= len(bins); s++ {
 		var sum int64
 		for _, b := range bins[s : s+window] {
 			sum += b
 		}
 		ratio := float64(sum) / float64(limit*window)
 		ratios = append(ratios, fmt.Sprintf("%.3f", ratio))
-		switch {
-		case ratio > 1+maxSkew:
-			t.Errorf("seconds %d-%d after the first copy: %d bytes, %.3f of the limit (want at most %.0f %% over)", s, s+window, sum, ratio, maxSkew*100)
-		case ratio < 1-maxSkew && s >= 2 && load <= 4:
-			t.Errorf("seconds %d-%d after the first copy: %d bytes, %.3f of the limit with a backlog waiting (want at most %.0f %% under)", s, s+window, sum, ratio, maxSkew*100)
+		if (ratio > 1+maxSkew || ratio < 1-maxSkew) && load <= 4 {
+			t.Errorf("seconds %d-%d after the first copy: %d bytes, %.3f of the limit (want within %.0f %%)", s, s+window, sum, ratio, maxSkew*100)
 		}
+	}
+	if mean := float64(steady) / float64(limit*(len(bins)-2)); mean > 1+maxSkew || mean < 1-maxSkew {
+		t.Errorf("seconds 2-%d after the first copy: %.3f of the limit on average (want within %.0f %%)", len(bins), mean, maxSkew*100)
 	}
 	t.Logf("%d records in %d whole seconds; 10 s windows at %s of %d B/s; throttled %.1f s (summed over 2 pipelines); bytes per second: %v; load average per CPU %.1f",
 		copied, len(bins), strings.Join(ratios, " "), limit, throttled, bins, load)
