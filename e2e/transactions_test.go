@@ -21,6 +21,12 @@ import (
 // are aborted.
 func produceTxns(t *testing.T, c testbed.Cluster, topic string, batches []string, commit []bool, per int) {
 	t.Helper()
+	produceTxnsTo(t, c, topic, 0, batches, commit, per)
+}
+
+// produceTxnsTo is produceTxns to partition part.
+func produceTxnsTo(t *testing.T, c testbed.Cluster, topic string, part int32, batches []string, commit []bool, per int) {
+	t.Helper()
 	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": c.Bootstrap, "transactional.id": testbed.Unique(t, "txn"), "linger.ms": 0})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +46,7 @@ func produceTxns(t *testing.T, c testbed.Cluster, topic string, batches []string
 			t.Fatal(err)
 		}
 		for i := 0; i < per; i++ {
-			if err := p.Produce(&kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: 0},
+			if err := p.Produce(&kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: part},
 				Value: []byte(fmt.Sprintf("%s-%d", prefix, i))}, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -131,8 +137,11 @@ func TestSourceTransactions(t *testing.T) {
 	if len(vs) != 20 || strings.Contains(strings.Join(vs, " "), "aborted") {
 		t.Fatalf("target holds %d records %v, want the 20 committed ones", len(vs), vs)
 	}
-	// Not asserted yet (issue 17): kmm lag shows 1 record left on such a partition after a full
-	// copy, because the source's last offset is a transaction marker no reader ever receives.
+	// kmm lag after a full copy: 0 left, although the source's last offset is a transaction
+	// marker no reader ever receives (TestTransactionTailDrained has the failover).
+	if err := lagZero(t, props, "A->B", topic, 1); err != nil {
+		t.Error(err)
+	}
 
 	// MM2's behaviour on request: read_uncommitted copies the aborted records too.
 	props2 := writeProps(t, "A->C.enabled = true", "A->C.topics = "+q, "A.consumer.isolation.level = read_uncommitted",
@@ -145,4 +154,89 @@ func TestSourceTransactions(t *testing.T) {
 	if vs := values(bed.C, "A."+topic, 30); !strings.Contains(strings.Join(vs, " "), "aborted-0") {
 		t.Fatalf("read_uncommitted: the aborted records were not copied: %v", vs)
 	}
+}
+
+// A partition whose tail holds no record to copy: the last committed transaction's marker (p0),
+// or an aborted transaction and its marker (p1). kmm replicate moves the replicated position to
+// the source's end (the copier's end-of-partition events), so `kmm lag` shows 0 left on the idle
+// flow and a planned failover, which waits until every partition is drained, completes; the
+// groups' offsets translate exactly, at the end and before it.
+func TestTransactionTailDrained(t *testing.T) {
+	bed := testbed.Attach(t)
+	al := newAliases()
+	topic := testbed.Unique(t, "txtail")
+	bed.A.CreateTopic(t, topic, 2, nil)
+	// p0: committed 0-9, marker 10 (end 11). p1: committed 0-9, marker 10, aborted 11-20,
+	// marker 21 (end 22).
+	produceTxnsTo(t, bed.A, topic, 0, []string{"c"}, []bool{true}, 10)
+	produceTxnsTo(t, bed.A, topic, 1, []string{"c", "aborted"}, []bool{true, false}, 10)
+	if ends := endOffsets(t, bed.A, topic, 2); ends[0] != 11 || ends[1] != 22 {
+		t.Fatalf("source ends %v, want [11 22]", ends)
+	}
+	atEnd, mid := testbed.Unique(t, "end"), testbed.Unique(t, "mid")
+	setOffsets(t, bed.A, atEnd, topic, 11, 22)
+	setOffsets(t, bed.A, mid, topic, 5, 11) // p1: the first aborted record
+	ab := al.A + "->" + al.B
+	props := interopProps(t, bed, al, 2, ab+".enabled = true", ab+".topics = "+regexp.QuoteMeta(topic))
+	k := startKMM(t, "replicate", props)
+	remote := al.A + "." + topic
+	waitCount(t, bed.B, remote, 2, 20, time.Minute)
+
+	testbed.Eventually(t, 30*time.Second, func() error { return lagZero(t, props, ab, topic, 2) })
+	r := Run(t, "failover", props, "--flow", ab, "--mode", "planned", "--group", atEnd, "--group", mid,
+		"--fence", "none", "--quiet-for", "1s", "--timeout", "45s", "--yes", "-o", "json")
+	if r.Code != 0 {
+		t.Fatalf("failover: exit %d\n%s\n%s", r.Code, r.Stdout, tail(r.Stderr, 20))
+	}
+	var env struct {
+		Items []translation `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
+	}
+	want := map[string]int64{atEnd + "/0": 10, atEnd + "/1": 10, mid + "/0": 5, mid + "/1": 10}
+	if len(env.Items) != len(want) {
+		t.Fatalf("translations: %+v", env.Items)
+	}
+	for _, it := range env.Items {
+		if w := want[fmt.Sprintf("%s/%d", it.Group, it.Partition)]; it.TargetOffset != w || !it.Exact || it.Rereads != 0 {
+			t.Errorf("%s[%d] of %s: source %d -> target %d exact=%v rereads=%d, want %d exact", it.Topic, it.Partition, it.Group,
+				it.SourceOffset, it.TargetOffset, it.Exact, it.Rereads, w)
+		}
+	}
+	got := groupOffsetsOn(t, bed.B, atEnd, mid)
+	for key, w := range want {
+		g, p, _ := strings.Cut(key, "/")
+		if o := got[fmt.Sprintf("%s %s[%s]", g, remote, p)]; o != w {
+			t.Errorf("group %s on %s: committed %d on %s[%s], want %d (all: %v)", g, al.B, o, remote, p, w, got)
+		}
+	}
+	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("replicate exit %d", code)
+	}
+}
+
+// lagZero checks that `kmm lag` shows every one of the parts partitions of topic with 0 records
+// left (0 is "off" for --max-lag: the rows are read).
+func lagZero(t *testing.T, props, flow, topic string, parts int) error {
+	t.Helper()
+	r := Run(t, "lag", props, "--flow", flow, "--topic", topic, "-o", "json")
+	var env struct {
+		Items []struct {
+			Partition  int32 `json:"partition"`
+			LagRecords int64 `json:"lag_records"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
+		return fmt.Errorf("lag -o json: %v\n%s\n%s", err, r.Stdout, r.Stderr)
+	}
+	if r.Code != 0 || len(env.Items) != parts {
+		return fmt.Errorf("lag: exit %d, %d rows, want %d\n%s", r.Code, len(env.Items), parts, tail(r.Stderr, 3))
+	}
+	for _, it := range env.Items {
+		if it.LagRecords != 0 {
+			return fmt.Errorf("lag: partition %d has %d record(s) left, want 0: %+v", it.Partition, it.LagRecords, env.Items)
+		}
+	}
+	return nil
 }

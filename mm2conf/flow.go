@@ -70,6 +70,9 @@ type Settings struct {
 	// WorkersEnabled is kmm.workers.enabled: the flow's partitions are shared by every running
 	// `kmm replicate` of it through a consumer group on the source.
 	WorkersEnabled bool
+	// RateLimitBytesPerSecond is kmm.rate.limit.bytes.per.second: the bytes per second the
+	// flow's pipelines may copy together (0: no limit).
+	RateLimitBytesPerSecond int64
 
 	// SourceClusterAlias and TargetClusterAlias are the aliases MM2's
 	// connectors use in every name they make (remote topics, internal
@@ -260,6 +263,14 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 		if n, err := ParseLong(v.Resolved()); err == nil {
 			sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.memory.budget.bytes = %d is below kmm's minimum of %d (4 MiB)", n, MinMemoryBudget),
 				fmt.Sprintf("set it to at least %d, or remove it for the default %s", MinMemoryBudget, KMMKeys[0].Default))
+		}
+		bad = true
+	}
+	s.RateLimitBytesPerSecond = getLong("kmm.rate.limit.bytes.per.second")
+	if v, ok := conn["kmm.rate.limit.bytes.per.second"]; ok && s.RateLimitBytesPerSecond < 0 {
+		if n, err := ParseLong(v.Resolved()); err == nil {
+			sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.rate.limit.bytes.per.second = %d is negative", n),
+				"set the bytes per second the flow may copy (e.g. 10485760 for 10 MiB/s), or 0 (the default) for no limit")
 		}
 		bad = true
 	}

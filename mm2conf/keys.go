@@ -130,6 +130,9 @@ var KMMKeys = []keyDef{
 	// and runs the singleton duties only while it leads (docs/workers.md). Off: one process
 	// copies every partition, as before.
 	{Name: "kmm.workers.enabled", Type: "BOOLEAN", Default: "false"},
+	// The bytes per second (keys, values and headers of the records copied) all pipelines of one
+	// flow may copy together; 0 = no limit. `kmm replicate --rate-limit` overrides it.
+	{Name: "kmm.rate.limit.bytes.per.second", Type: "LONG", Default: "0"},
 }
 
 func isKMMKey(k string) bool {

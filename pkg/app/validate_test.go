@@ -32,6 +32,7 @@ func TestFlagsValidatedBeforeConnecting(t *testing.T) {
 		{[]string{"lag", f, "--max-lag", "-1"}, "--max-lag must be 0 or more"},
 		{[]string{"lag", f, "--interval", "0s", "--watch"}, "--interval must be more than 0"},
 		{[]string{"replicate", f, "--shutdown-timeout", "-1s"}, "--shutdown-timeout must be 0 or more"},
+		{[]string{"replicate", f, "--rate-limit", "10XB"}, `--rate-limit "10XB" is not a rate`},
 		{[]string{"translate-offsets", f, "--dry-run"}, "--dry-run only goes with --apply"},
 		{[]string{"translate-offsets", f, "--yes", "--group", "g"}, "--yes only goes with --apply"},
 		{[]string{"translate-offsets", f, "--group", "g", "--groups", "g.*"}, "--group and --groups do not go together"},

@@ -121,6 +121,10 @@ type Flow struct {
 	// Workers is kmm.workers.enabled: every `kmm replicate` of the flow joins WorkersGroup on
 	// the source and copies only the partitions the group assigns it (docs/workers.md).
 	Workers bool
+	// RateLimit is kmm.rate.limit.bytes.per.second (or `kmm replicate --rate-limit`): the bytes
+	// per second (keys, values and headers of the records copied) all pipelines of the flow may
+	// copy together; 0 = no limit.
+	RateLimit int64
 
 	validated bool
 }

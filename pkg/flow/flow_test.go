@@ -353,3 +353,38 @@ func TestWorkersKey(t *testing.T) {
 		t.Errorf("top-level key: Workers %v, groups %q %q", f.Workers, f.WorkersGroup(), f.LeaderGroup())
 	}
 }
+
+// kmm.rate.limit.bytes.per.second: top level for every flow, A->B.kmm.rate.limit.bytes.per.second
+// for one (the flow's key wins), 0 (no limit) by default; a negative or non-numeric value is an
+// error at its line; a cluster-prefixed one does not apply (config check warns).
+func TestRateLimit(t *testing.T) {
+	flows, err := FromMM2(load(t, twoClusters+"clusters = A, B, C\nC.bootstrap.servers = c:9092\nA->B.enabled = true\nA->C.enabled = true\nB->C.enabled = true\n"+
+		"kmm.rate.limit.bytes.per.second = 2000000\nA->C.kmm.rate.limit.bytes.per.second = 500000\nB.bootstrap.servers = b:9092\nC.kmm.rate.limit.bytes.per.second = 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, f := range flows {
+		got[f.Name()] = f.RateLimit
+	}
+	if got["A->B"] != 2000000 || got["A->C"] != 500000 || got["B->C"] != 2000000 {
+		t.Errorf("rate limits %v, want A->B 2000000 (top level), A->C 500000 (its own), B->C 2000000 (C.kmm… does not apply)", got)
+	}
+	flows, err = FromMM2(load(t, twoClusters+"A->B.enabled = true\n"))
+	if err != nil || flows[0].RateLimit != 0 {
+		t.Fatalf("default: %v %v, want 0 (no limit)", flows, err)
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"kmm.rate.limit.bytes.per.second = -1\n", "mm2.properties:5: error: kmm.rate.limit.bytes.per.second = -1 is negative"},
+		{"A->B.kmm.rate.limit.bytes.per.second = 10MB\n", "mm2.properties:5: error:"},
+	} {
+		p := filepath.Join(t.TempDir(), "mm2.properties")
+		if err := os.WriteFile(p, []byte(twoClusters+"A->B.enabled = true\n"+tc.line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := mm2conf.Load(mm2conf.LoadOptions{ConfigFile: p})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error containing %q", tc.line, err, tc.want)
+		}
+	}
+}

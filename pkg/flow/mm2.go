@@ -101,6 +101,7 @@ func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
 		Tasks:                    s.TasksMax,
 		MemoryBudget:             s.MemoryBudgetBytes,
 		Workers:                  s.WorkersEnabled,
+		RateLimit:                s.RateLimitBytesPerSecond,
 		AdminTimeout:             s.AdminTimeout,
 	}
 	if cc := mf.ClientConfig(Role(Target, Producer)); cc != nil {

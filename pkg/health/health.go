@@ -43,6 +43,8 @@ type FlowStatus struct {
 	// Endpoint is what a running `kmm replicate --listen` (or a Connect REST API) says of the
 	// flow's connectors; nil when no endpoint was given.
 	Endpoint *EndpointStatus
+	// RateLimit is the flow's kmm.rate.limit.bytes.per.second in the file (0: none).
+	RateLimit int64
 }
 
 // EndpointStatus is a replicate endpoint's view of one flow.
@@ -51,6 +53,10 @@ type EndpointStatus struct {
 	Err   string            // unreachable or unreadable ("" ok)
 	State map[string]string // connector simple name -> RUNNING, FAILED, UNASSIGNED, ... (missing: not listed)
 	Trace map[string]string // connector simple name -> failure trace
+	// RateLimit and Throttled are the flow's rate limit in force and the seconds its pipelines
+	// waited for it, from the endpoint's /metrics (nil: not reported).
+	RateLimit *int64
+	Throttled *float64
 }
 
 // GroupStatus is one consumer group as status sees it.
@@ -99,7 +105,14 @@ type Report struct {
 	CheckpointAgeMs int64    `json:"checkpoint_age_ms"`  // newest checkpoint of any group; -1: none
 	DRState         string   `json:"dr_state,omitempty"` // the flow's state in __kmm_state
 	Replicators     int      `json:"replicators_alive"`  // live `kmm replicate` leases of the flow
-	Workers         []Worker `json:"workers,omitempty"`  // kmm.workers.enabled: who copies which partitions
+	// RateLimit is the flow's rate limit in bytes per second (0, omitted: none): the one the
+	// running replicator reports (--endpoint), else the file's; RateLimitFrom says which
+	// ("endpoint", "file"); ThrottledSeconds is how long the replicator's pipelines waited for it
+	// since it started (with --endpoint).
+	RateLimit        int64    `json:"rate_limit_bytes_per_second,omitempty"`
+	RateLimitFrom    string   `json:"rate_limit_from,omitempty"`
+	ThrottledSeconds *float64 `json:"throttled_seconds,omitempty"`
+	Workers          []Worker `json:"workers,omitempty"` // kmm.workers.enabled: who copies which partitions
 }
 
 // Worker is one live `kmm replicate` that runs a flow as one of its workers.
@@ -128,6 +141,15 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 		TopicsMatched: len(s.SelectedTopics), TopicsMissing: len(s.MissingOnT), Partitions: len(s.Lag),
 		HeartbeatAgeMs: age(now, s.LastHeartbeat), ProgressAgeMs: age(now, s.LastProgress), CheckpointAgeMs: -1, Reasons: []string{},
 		DRState: s.DRState, Replicators: s.Replicators, Workers: s.Workers}
+	if s.RateLimit > 0 {
+		r.RateLimit, r.RateLimitFrom = s.RateLimit, "file"
+	}
+	if ep := s.Endpoint; ep != nil && ep.Err == "" && ep.RateLimit != nil {
+		r.RateLimit, r.RateLimitFrom, r.ThrottledSeconds = *ep.RateLimit, "endpoint", ep.Throttled
+		if r.RateLimit == 0 {
+			r.RateLimitFrom = ""
+		}
+	}
 	var newestCk time.Time
 	for _, g := range s.Groups {
 		if g.LastCheckpoint.After(newestCk) {

@@ -69,3 +69,27 @@ func TestEvaluate(t *testing.T) {
 		}
 	}
 }
+
+// The rate limit a report shows: the file's, or the one the running replicator reports (its
+// --rate-limit wins over the file), with the throttled time; none is omitted.
+func TestEvaluateRateLimit(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	s := FlowStatus{Flow: "A->B", Source: "A", Target: "B", Enabled: true, RateLimit: 2_000_000}
+	if r := Evaluate(s, now, Limits{}); r.RateLimit != 2_000_000 || r.RateLimitFrom != "file" || r.ThrottledSeconds != nil {
+		t.Errorf("from the file: %d %q %v", r.RateLimit, r.RateLimitFrom, r.ThrottledSeconds)
+	}
+	live, waited := int64(500_000), 3.5
+	s.Endpoint = &EndpointStatus{RateLimit: &live, Throttled: &waited}
+	if r := Evaluate(s, now, Limits{}); r.RateLimit != 500_000 || r.RateLimitFrom != "endpoint" || r.ThrottledSeconds == nil || *r.ThrottledSeconds != 3.5 {
+		t.Errorf("from the endpoint: %d %q %v", r.RateLimit, r.RateLimitFrom, r.ThrottledSeconds)
+	}
+	none := int64(0)
+	s.Endpoint = &EndpointStatus{RateLimit: &none}
+	if r := Evaluate(s, now, Limits{}); r.RateLimit != 0 || r.RateLimitFrom != "" {
+		t.Errorf("lifted by the running replicator: %d %q", r.RateLimit, r.RateLimitFrom)
+	}
+	s.Endpoint = &EndpointStatus{Err: "connection refused", RateLimit: &live}
+	if r := Evaluate(s, now, Limits{}); r.RateLimit != 2_000_000 || r.RateLimitFrom != "file" {
+		t.Errorf("endpoint down: %d %q, want the file's", r.RateLimit, r.RateLimitFrom)
+	}
+}

@@ -22,6 +22,7 @@ var (
 type descs struct {
 	flowUp, flowStalled, clusterUp *prometheus.Desc
 	clusterRTTAvg, clusterRTTP99   *prometheus.Desc
+	rateLimit, throttled           *prometheus.Desc
 
 	recordCount, byteCount        *prometheus.Desc
 	replLatency, replLatencyMax   *prometheus.Desc
@@ -49,6 +50,8 @@ func newDescs() *descs {
 		clusterUp:     d("kmm_cluster_up", "1 while the cluster is reachable, 0 after 10 s without a usable connection to it (see /readyz for since when and why).", []string{"cluster"}),
 		clusterRTTAvg: d("kmm_cluster_rtt_avg_seconds", "Round trip to the cluster measured by the replicator: mean time of its metadata probe (one request every 2 s on an open connection) over the last minute. A slow flow with a high value is a slow link.", []string{"cluster"}),
 		clusterRTTP99: d("kmm_cluster_rtt_p99_seconds", "99th percentile of the same round trips over the last minute.", []string{"cluster"}),
+		rateLimit:     d("kmm_flow_rate_limit_bytes_per_second", "The flow's rate limit (kmm.rate.limit.bytes.per.second, or kmm replicate --rate-limit): bytes of keys, values and headers per second its pipelines may copy together; 0 when there is none.", flowLabels),
+		throttled:     d("kmm_flow_throttled_seconds_total", "Seconds the flow's pipelines waited for its rate limit since start, summed over pipelines.", flowLabels),
 
 		recordCount:    d("kmm_mirror_source_record_count_total", "Records acknowledged by the target since start (MM2 MirrorSourceConnector record-count).", partLabels),
 		byteCount:      d("kmm_mirror_source_byte_count_total", "Value bytes (not keys or headers) of the records acknowledged by the target since start (MM2 byte-count).", partLabels),
@@ -84,7 +87,7 @@ func newDescs() *descs {
 }
 
 func (d *descs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.clusterUp, d.clusterRTTAvg, d.clusterRTTP99,
+	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.rateLimit, d.throttled, d.clusterUp, d.clusterRTTAvg, d.clusterRTTP99,
 		d.recordCount, d.byteCount, d.replLatency, d.replLatencyMax, d.recordAge, d.recordAgeMax,
 		d.lagRecords, d.lagSeconds, d.gapRecords, d.endOffset, d.ackedOffset, d.storedOffset, d.lastAck,
 		d.heartbeats, d.heartbeatLast, d.offsetSyncs, d.offsetSyncLast,
@@ -168,6 +171,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(d.flowUp, prometheus.GaugeValue, b2f(f.Running), f.Source, f.Target)
 		if f.Stall != nil {
 			emit(d.flowStalled, prometheus.GaugeValue, f.Stall.Seconds, f.Source, f.Target)
+		}
+		if f.Rate != nil {
+			emit(d.rateLimit, prometheus.GaugeValue, float64(f.Rate.LimitBytesPerSecond), f.Source, f.Target)
+			emit(d.throttled, prometheus.CounterValue, f.Rate.ThrottledSeconds, f.Source, f.Target)
 		}
 		for _, p := range f.Partitions {
 			l := []string{f.Source, f.Target, p.RemoteTopic, strconv.Itoa(int(p.Partition))}

@@ -53,6 +53,7 @@ type FlowStats struct {
 	Clusters []ClusterStatus
 	// Stall: records waiting with none delivered (nil: not measured).
 	Stall       *StallStats
+	Rate        *RateStats       // the flow's rate limit (kmm.rate.limit.bytes.per.second)
 	Heartbeats  *EmitterStats    // records written to T's heartbeats topic
 	OffsetSyncs *EmitterStats    // records written to the offset-syncs topic
 	Checkpoints *CheckpointStats // checkpoints and group offset sync
@@ -117,6 +118,15 @@ type StallStats struct {
 	Stalled bool
 	// WaitingRecords is how many records wait (-1 unknown).
 	WaitingRecords int64
+}
+
+// RateStats is a flow's rate limit and what it cost.
+type RateStats struct {
+	// LimitBytesPerSecond is the limit in force (0: none).
+	LimitBytesPerSecond int64
+	// ThrottledSeconds is how long the flow's pipelines waited for the limit since start,
+	// summed over pipelines.
+	ThrottledSeconds float64
 }
 
 // Latency accumulates millisecond samples since start.

@@ -31,6 +31,12 @@ type CopyPart struct {
 	echoListed   bool  // consumer goroutine only: in Copier.echoTailsP
 	produced     int64 // consumer goroutine only: records handed to the producer (Remove waits on it)
 	reported     int64 // delivery goroutine only: their delivery reports handled
+
+	// The end-of-partition hook (IdleHandler): lastProduced is the source offset of the last
+	// record produced (consumer goroutine; -1 none); ackedTo the source offset of the last record
+	// acknowledged (delivery goroutine; -1 none); idleAt an end offset waiting for the
+	// acknowledgement of idleAfter before Idle is called (delivery goroutine; -1 none).
+	lastProduced, ackedTo, idleAt, idleAfter int64
 }
 
 // HeaderOrigin is the provenance header a Copier with SetOrigin adds to every record it copies:
@@ -68,6 +74,23 @@ type CopyHandler interface {
 	Gap(p *CopyPart, expected, got int64)
 	// Warn: a transient client-level problem on "source" or "target".
 	Warn(side string, err error)
+}
+
+// IdleHandler is an optional method of a CopyHandler. Idle is called on the delivery goroutine
+// when the source consumer reached the end of partition p at offset next, past the offset after
+// the last record it delivered (the tail holds no record to copy: transaction markers, and
+// aborted records under read_committed, which no consumer ever receives), and every record copied
+// from p is acknowledged: nothing before next remains to be copied. It comes after every Acked of
+// p for offsets before next, at most once per end offset, never after a failed record.
+type IdleHandler interface {
+	Idle(p *CopyPart, next int64)
+}
+
+// Throttle paces a Copier (SetThrottle): Take is called on the consumer goroutine with the
+// size of each record about to be produced (key, value and headers) and returns how long the
+// copier must wait before producing it. One Throttle may pace several copiers.
+type Throttle interface {
+	Take(n int) time.Duration
 }
 
 // slot travels with one record through the producer (Message.Opaque) so its delivery report
@@ -127,6 +150,10 @@ type Copier struct {
 	target     string
 	echoes     atomic.Int64 // records not copied: their origin is the target
 	echoTailsP []*CopyPart  // consumer goroutine (then Drain): partitions with an echoTail
+
+	idle IdleHandler // h's Idle, when it has one
+
+	throttle Throttle // nil: no rate limit
 }
 
 // topicAuthzText is librdkafka's text of TOPIC_AUTHORIZATION_FAILED (rd_kafka_err2str).
@@ -191,6 +218,35 @@ func (c *Copier) SetOrigin(source, target string) {
 	c.origin, c.target = []kafka.Header{{Key: HeaderOrigin, Value: []byte(source)}}, target
 }
 
+// SetThrottle makes the copier wait as long as t says before producing each record. Call
+// before Start.
+func (c *Copier) SetThrottle(t Throttle) { c.throttle = t }
+
+// recordBytes is what a record weighs for a Throttle: key, value and headers.
+func recordBytes(m *kafka.Message) int {
+	n := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// pause waits d on the consumer goroutine, in slices so a stop is not delayed; false when the
+// copier stops (or ctx ends) meanwhile.
+func (c *Copier) pause(ctx context.Context, d time.Duration) bool {
+	end := time.Now().Add(d)
+	for {
+		if c.stop.Load() || ctx.Err() != nil {
+			return false
+		}
+		left := time.Until(end)
+		if left <= 0 {
+			return true
+		}
+		time.Sleep(min(left, 50*time.Millisecond))
+	}
+}
+
 // Echoes is the number of records the echo guard did not copy.
 func (c *Copier) Echoes() int64 { return c.echoes.Load() }
 
@@ -221,7 +277,7 @@ func (c *Copier) ackEchoTails() {
 // it. It is the one place these are decided: NewCopier and the benchmark's ceiling use it.
 func CopierSettings(name string, consumer, producer Config) (Config, Config) {
 	cc := map[string]string{"group.id": "kmm-" + name, "enable.auto.commit": "false", "enable.auto.offset.store": "false",
-		"enable.partition.eof": "false", "fetch.queue.backoff.ms": "10", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000",
+		"fetch.queue.backoff.ms": "10", "go.logs.channel.enable": "true", "statistics.interval.ms": "5000",
 		// Bounded prefetch (librdkafka's defaults queue up to 64 MiB and 100k messages) and no
 		// Nagle delay; measured in docs/benchmarks.md. Settings from the file win.
 		"queued.max.messages.kbytes": "16384", "queued.min.messages": "10000", "socket.nagle.disable": "true"}
@@ -232,7 +288,11 @@ func CopierSettings(name string, consumer, producer Config) (Config, Config) {
 		// never used: bounded like every producer's (producerChannels).
 		"go.produce.channel.size":      producerChannels["go.produce.channel.size"],
 		"queue.buffering.max.messages": "20000", "queue.buffering.max.kbytes": "32768", "socket.nagle.disable": "true"}
-	return merge(consumer, cc, failFast), merge(producer, pc, failFast)
+	cons := merge(consumer, cc, failFast)
+	// Forced: the end-of-partition events move a partition's position past a tail without a
+	// record to copy (transaction markers), so an idle flow shows no lag (IdleHandler).
+	cons["enable.partition.eof"] = "true"
+	return cons, merge(producer, pc, failFast)
 }
 
 // merge returns base with every key of the extras that base does not set.
@@ -275,6 +335,7 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	}
 	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset, ccfg: consumer, pcfg: producer,
 		calls: make(chan func(), 16), removals: make(chan *removal, 16), done: make(chan struct{}), cdone: make(chan struct{})}
+	c.idle, _ = h.(IdleHandler)
 	startDrain(name+" source", cons.Logs(), consumer, func(err error) {
 		// A fetch refused for lack of READ shows only in librdkafka's log ("Fetch from broker 1
 		// failed: Broker: Topic authorization failed"), and librdkafka retries it forever: stop,
@@ -317,6 +378,7 @@ func (c *Copier) Add(parts []*CopyPart, start []int64) error {
 		// coordinator: on a fresh cluster without __consumer_offsets that retries for minutes.)
 		off := c.reset
 		p.nextExpected, p.echoTail = -1, -1
+		p.lastProduced, p.ackedTo, p.idleAt, p.idleAfter = -1, -1, -1, -1
 		if start[i] >= 0 {
 			off = kafka.Offset(start[i])
 			p.nextExpected = start[i]
@@ -387,6 +449,10 @@ func (c *Copier) runConsumer(ctx context.Context) {
 		}
 		m, ok := ev.(*kafka.Message)
 		if !ok {
+			if eof, isEOF := ev.(kafka.PartitionEOF); isEOF {
+				c.partitionEOF(eof)
+				continue
+			}
 			if st, isStats := ev.(*kafka.Stats); isStats {
 				c.consStats.set(st.String(), "source-consumer")
 				continue
@@ -452,6 +518,12 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			}
 			p.echoTail = -1 // a record produced after the echoes: its acknowledgement covers them
 		}
+		if c.throttle != nil {
+			if d := c.throttle.Take(recordBytes(m)); d > 0 && !c.pause(ctx, d) {
+				c.dropped.Add(1) // stopping while paced: never produced, copied after a restart
+				return
+			}
+		}
 		if len(chunk) == 0 {
 			chunk = make([]slot, slotChunk)
 		}
@@ -465,6 +537,7 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			if err == nil {
 				c.produced.Add(1)
 				p.produced++
+				p.lastProduced = off
 				break
 			}
 			var ke kafka.Error
@@ -578,6 +651,51 @@ func (c *Copier) deliver(m *kafka.Message, s *slot) {
 		return // never acknowledge past a failed record
 	}
 	c.h.Acked(s.p, s.srcOff, int64(m.TopicPartition.Offset), s.vlen, s.ts)
+	s.p.ackedTo = s.srcOff
+	if s.p.idleAt >= 0 && s.srcOff >= s.p.idleAfter {
+		c.fireIdle(s.p)
+	}
+}
+
+// partitionEOF runs on the consumer goroutine when the source consumer reached the end of a
+// partition: when the end is past the offset after the last record delivered, Idle is called
+// for it once every record produced from the partition so far is acknowledged (at once, or by
+// deliver on the last acknowledgement).
+func (c *Copier) partitionEOF(eof kafka.PartitionEOF) {
+	if c.idle == nil || eof.Topic == nil {
+		return
+	}
+	c.mu.Lock()
+	var p *CopyPart
+	if l := c.byTopic[*eof.Topic]; int(eof.Partition) < len(l) {
+		p = l[eof.Partition]
+	}
+	c.mu.Unlock()
+	end := int64(eof.Offset)
+	if p == nil || end <= 0 || (p.nextExpected >= 0 && end <= p.nextExpected) {
+		return // nothing at the tail without a record (or already reported at this end)
+	}
+	p.nextExpected = end // once per end offset; a later record at or after end is no gap
+	// The end covers the echoes skipped at the tail too: their acknowledgement (ackEchoTails)
+	// must not come after Idle's and move the position back.
+	p.echoTail = -1
+	after := p.lastProduced
+	c.OnDeliveryGoroutine(func() {
+		p.idleAt, p.idleAfter = end, after
+		if p.ackedTo >= after {
+			c.fireIdle(p)
+		}
+	})
+}
+
+// fireIdle calls Idle for p's waiting end offset (delivery goroutine).
+func (c *Copier) fireIdle(p *CopyPart) {
+	at := p.idleAt
+	p.idleAt = -1
+	if c.fatal.Load() != nil {
+		return // never move past a failed record
+	}
+	c.idle.Idle(p, at)
 }
 
 // Drain stops fetching and waits up to timeout until every produced record is acknowledged.

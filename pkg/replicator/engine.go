@@ -372,6 +372,7 @@ type engine struct {
 	syncs      *syncWriter
 	ckpt       *checkpointer
 	hb         *heartbeater
+	limiter    *rateLimiter // the flow's rate limit (nil: none), shared by its copiers
 
 	syncCount  atomic.Int64
 	syncLastMs atomic.Int64
@@ -503,6 +504,9 @@ func (e *engine) start(ctx context.Context) error {
 	}
 	// MM2's replication consumer and an idempotent acks=all producer (pkg/flow owns both).
 	cons, prod := f.ReplicationConsumer(), f.ReplicationProducer()
+	if f.RateLimit > 0 {
+		e.limiter = newRateLimiter(f.RateLimit)
+	}
 	n := f.Tasks
 	for i := 0; i < n; i++ {
 		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e)
@@ -510,6 +514,9 @@ func (e *engine) start(ctx context.Context) error {
 			return kerr.Wrap(kerr.Usage, err)
 		}
 		c.SourceCluster, c.TargetCluster = f.Source, f.Target
+		if e.limiter != nil {
+			c.SetThrottle(e.limiter)
+		}
 		if f.Policy.FormatRemoteTopic(f.SourceAlias, "t") == "t" {
 			// Remote topics keep their names (IdentityReplicationPolicy): a copy could flow
 			// back. The provenance header and the echo guard (docs/mm2-compat.md).
@@ -988,6 +995,27 @@ func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int, ts int64) 
 	}
 	if e.syncs != nil {
 		e.syncs.onAck(ps, src, dst)
+	}
+}
+
+// Idle runs on a copier's delivery goroutine when the source partition's tail past its last
+// record holds nothing to copy (a commit or abort marker, aborted records under read_committed)
+// and every copied record is acknowledged: the position moves to the source's end, so stored
+// progress (MM2's format: the last offset done, next-1) and the live position say the partition
+// is fully replicated, and lag, status and failover's drain see 0 left.
+//
+// No offset sync is written for the tail (docs/mm2-compat.md, "Transactions"): a sync (next,
+// target end) would be a claim about a record that does not exist yet; with MM2's rule (a group
+// past a sync's upstream offset translates one past its downstream offset) a group later
+// committed inside the aborted records that follow next would translate one past the copy of the
+// next committed record, skipping it, and on a target partition with other writers
+// (IdentityReplicationPolicy, active/active) the target end is not where the next copy lands.
+// Without it, MM2's rule already gives every group at or past the tail the target's end
+// (last sync's downstream offset + 1), and failover's exact translation walks the records.
+func (e *engine) Idle(p *rdkafka.CopyPart, next int64) {
+	ps := p.State.(*pstate)
+	if next-1 > ps.acked.Load() {
+		ps.acked.Store(next - 1)
 	}
 }
 

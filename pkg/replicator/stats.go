@@ -75,10 +75,16 @@ type FlowStats struct {
 	WaitingRecords int64 `json:"waiting_records"`
 	// Workers is this process's share of the flow (kmm.workers.enabled); nil otherwise.
 	Workers *WorkerStats `json:"workers,omitempty"`
+
+	// RateLimit is the flow's limit in bytes per second (0: none); ThrottledMs how long its
+	// pipelines waited for it since start, summed over pipelines.
+	RateLimit   int64 `json:"rate_limit_bytes_per_second"`
+	ThrottledMs int64 `json:"throttled_ms"`
 }
 
 func (e *engine) stats() FlowStats {
-	fs := FlowStats{Flow: e.flow.Name(), Source: e.flow.Source, Target: e.flow.Target, Enabled: e.flow.Enabled, Running: e.running.Load(), WaitingRecords: -1}
+	fs := FlowStats{Flow: e.flow.Name(), Source: e.flow.Source, Target: e.flow.Target, Enabled: e.flow.Enabled, Running: e.running.Load(), WaitingRecords: -1,
+		RateLimit: e.flow.RateLimit, ThrottledMs: e.limiter.throttledMs()}
 	if e.flow.Enabled && e.srcW != nil {
 		st := e.srcW.state()
 		st.Role = "source"

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,7 +69,55 @@ func Endpoint(ctx context.Context, url string, flows []string) map[string]*healt
 			}
 		}
 	}
+	rateMetrics(ctx, url, out)
 	return out
+}
+
+// rateMetrics reads each flow's rate limit and throttled time from the endpoint's /metrics
+// (kmm_flow_rate_limit_bytes_per_second, kmm_flow_throttled_seconds_total); a Connect REST API
+// or an older kmm has none: the fields stay nil.
+func rateMetrics(ctx context.Context, url string, out map[string]*health.EndpointStatus) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(url, "/")+"/metrics", nil)
+	if err != nil {
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		name, rest, ok := strings.Cut(l, "{")
+		if !ok || (name != "kmm_flow_rate_limit_bytes_per_second" && name != "kmm_flow_throttled_seconds_total") {
+			continue
+		}
+		labels, val, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			continue
+		}
+		for flow, e := range out {
+			src, tgt, _ := strings.Cut(flow, "->")
+			if labels != fmt.Sprintf("source=%q,target=%q", src, tgt) {
+				continue
+			}
+			if name == "kmm_flow_throttled_seconds_total" {
+				e.Throttled = &v
+			} else {
+				n := int64(v)
+				e.RateLimit = &n
+			}
+		}
+	}
 }
 
 // LivePositions asks a running `kmm replicate --listen` at url for the positions it has

@@ -146,7 +146,7 @@ func StatusLive(ctx context.Context, open cluster.Opener, flows []*flow.Flow, li
 
 func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow, live LiveFunc) health.FlowStatus {
 	st := health.FlowStatus{Flow: f.Name(), Source: f.Source, Target: f.Target, SourceBoot: f.SourceBootstrap, TargetBoot: f.TargetBootstrap,
-		Enabled: f.Enabled, Heartbeats: f.EmitHeartbeats, HeartbeatInterval: f.HeartbeatInterval, FlushInterval: f.OffsetFlushInterval,
+		Enabled: f.Enabled, Heartbeats: f.EmitHeartbeats, HeartbeatInterval: f.HeartbeatInterval, FlushInterval: f.OffsetFlushInterval, RateLimit: f.RateLimit,
 		Checkpoints: f.Enabled && f.EmitCheckpoints, GroupSync: f.Enabled && f.EmitCheckpoints && f.SyncGroupOffsets}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

@@ -1,7 +1,9 @@
 package cmdutil
 
 import (
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,4 +108,48 @@ func HTTPURL(name, s string) error {
 		return Usagef("e.g. --"+name+" http://127.0.0.1:8083 (the address of kmm replicate --listen)", "--%s must be an http:// or https:// URL, not %q", name, s)
 	}
 	return nil
+}
+
+// byteUnits are the units ByteRate accepts (case-insensitive), after a number.
+var byteUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1},
+}
+
+// ByteRate parses --name's value, bytes per second with an optional unit: 2000000, 10MB or 10M
+// (10^6), 10MiB (2^20), 512KiB, 1.5GB, and an optional "/s". "" is unset (-1).
+func ByteRate(name, s string) (int64, error) {
+	if s == "" {
+		return -1, nil
+	}
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.TrimSuffix(t, "/s")
+	mult := 1.0
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v*mult > math.MaxInt64/2 {
+		return 0, Usagef("write bytes per second with an optional unit: 2000000, 10MB (10^6), 10MiB (2^20), 512KiB; 0 for no limit",
+			"--%s %q is not a rate", name, s)
+	}
+	return int64(math.Round(v * mult)), nil
+}
+
+// FormatBytes writes n bytes with a decimal unit and at most two decimals: 512 B, 1.5 kB,
+// 2 MB, 10.49 GB.
+func FormatBytes(n int64) string {
+	v, units := float64(n), []string{"B", "kB", "MB", "GB", "TB"}
+	i := 0
+	for v >= 1000 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) + " " + units[i]
 }

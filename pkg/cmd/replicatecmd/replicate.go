@@ -34,15 +34,20 @@ type Options struct {
 	Listen            string
 	ListenAllowRemote bool
 	Force             bool
+	// RateLimit is --rate-limit as given ("" unset: the file's kmm.rate.limit.bytes.per.second
+	// applies); it sets every flow's limit, in bytes per second with an optional unit.
+	RateLimit string
 	// Signals delivers SIGINT/SIGTERM; nil subscribes to the process's (tests send their own).
 	Signals <-chan os.Signal
 }
 
 // Validate returns a usage error (exit 2) for bad flag values, before the file is read.
 func (o *Options) Validate() error {
+	_, rateErr := cmdutil.ByteRate("rate-limit", o.RateLimit)
 	return errors.Join(
 		cmdutil.OneOf("output", o.Output, "text", "json"),
 		cmdutil.NonNegativeDuration("shutdown-timeout", o.ShutdownTimeout),
+		rateErr,
 	)
 }
 
@@ -55,7 +60,10 @@ func Command(f *cmdutil.Factory) *cli.Command {
 		Description: `Runs every flow the file enables (S->T.enabled = true), as connect-mirror-maker.sh would:
 remote topics named by the replication policy, records copied in order per partition
 (at-least-once), resume positions in mm2-offsets.<S>.internal on the target, offset syncs and
-heartbeats in MM2's formats, topic configs and ACLs kept in sync.
+heartbeats in MM2's formats, topic configs and ACLs kept in sync. A flow's rate limit
+(kmm.rate.limit.bytes.per.second, or --rate-limit for every flow) caps the bytes of keys, values
+and headers its pipelines copy per second together; changing it takes a restart, which keeps
+the progress.
 SIGINT/SIGTERM drains (stop fetching, wait for the target, store progress) and exits 0, within
 --shutdown-timeout (+ 2 s to close the clients) whatever cluster is unreachable. If the bound
 expires with records the target has not acknowledged (it is down or slow), kmm gives them up,
@@ -81,6 +89,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "report progress every `INTERVAL`"},
 			&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz, /readyz and Connect-style /connectors on this `ADDRESS` (e.g. 127.0.0.1:8083); off unless set"},
 			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
+			&cli.StringFlag{Name: "rate-limit", Usage: "copy at most `RATE` bytes (keys, values, headers) per second per flow, e.g. 2000000, 10MB, 10MiB; overrides the file's kmm.rate.limit.bytes.per.second (0 = no limit)"},
 			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target), or while the flow is failed over (kmm failover)"},
 		),
 		Action: func(c *cli.Context) error {
@@ -95,12 +104,13 @@ __kmm_state on the target, refreshed every 5 s.`,
 			replicator.TuneProcessMemory()
 			return Run(c.Context, &Options{File: file, Output: out, ShutdownTimeout: c.Duration("shutdown-timeout"),
 				ProgressInterval: c.Duration("progress-interval"), Listen: c.String("listen"), ListenAllowRemote: c.Bool("listen-allow-remote"),
-				Force: c.Bool("force")}, f)
+				Force: c.Bool("force"), RateLimit: c.String("rate-limit")}, f)
 		},
 	},
 		cmdutil.Example{What: "run every enabled flow of the file until Ctrl-C (drains, exit 0)", Cmd: "kmm replicate mirror-maker.properties"},
 		cmdutil.Example{What: "only the flows into B and C, as MM2's connect-mirror-maker.sh --clusters B C", Cmd: "kmm replicate mirror-maker.properties --clusters B C"},
 		cmdutil.Example{What: "with metrics, health and Connect-style REST on loopback, events as NDJSON", Cmd: "kmm replicate mirror-maker.properties -o json --listen 127.0.0.1:8083"},
+		cmdutil.Example{What: "at most 10 MB/s per flow, whatever the file says (a restart keeps the progress)", Cmd: "kmm replicate mirror-maker.properties --rate-limit 10MB"},
 		cmdutil.Example{What: "the tutorial form with MirrorMaker 1 flags", Cmd: "kmm replicate --clusters SOURCE,TARGET --source-cluster-config source-cluster.properties --target-cluster-config target-cluster.properties --whitelist '.*' --config mirror-maker.properties"},
 	)
 }
@@ -137,12 +147,24 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if err != nil {
 		return err
 	}
+	rate, _ := cmdutil.ByteRate("rate-limit", o.RateLimit) // validated
 	for _, f := range flows {
+		if rate >= 0 {
+			f.RateLimit = rate
+		}
 		what := "records, offset syncs, heartbeats"
 		if !f.Enabled {
 			what = "heartbeats only (MM2 runs this herder because heartbeats are on for the pair)"
 		}
-		fmt.Fprintf(io.ErrOut, "kmm: flow %s (%s -> %s): %s; %d pipeline(s)\n", f.Name(), f.SourceBootstrap, f.TargetBootstrap, what, f.Tasks)
+		limit := ""
+		if f.Enabled && f.RateLimit > 0 {
+			from := "kmm.rate.limit.bytes.per.second"
+			if rate >= 0 {
+				from = "--rate-limit"
+			}
+			limit = fmt.Sprintf("; rate limit %s/s (%s)", cmdutil.FormatBytes(f.RateLimit), from)
+		}
+		fmt.Fprintf(io.ErrOut, "kmm: flow %s (%s -> %s): %s; %d pipeline(s)%s\n", f.Name(), f.SourceBootstrap, f.TargetBootstrap, what, f.Tasks, limit)
 	}
 	r := newRenderer(io.Out, io.ErrOut, o.Output == "json", io.IsStderrTTY(), log)
 	defer r.finish()

@@ -180,5 +180,20 @@ func render(io *iostreams.IOStreams, out string, reps []health.Report, now time.
 			fmt.Fprintf(io.Out, "%s: worker %s pid %d%s copies %d partition(s): %s\n", r.Flow, w.Host, w.PID, lead, len(w.Partitions), strings.Join(w.Partitions, " "))
 		}
 	}
+	for _, r := range reps {
+		if r.RateLimit <= 0 {
+			continue
+		}
+		line := fmt.Sprintf("%s: rate limit %s/s", r.Flow, cmdutil.FormatBytes(r.RateLimit))
+		if r.RateLimitFrom == "endpoint" {
+			line += " (the running replicator's)"
+		} else {
+			line += " (kmm.rate.limit.bytes.per.second)"
+		}
+		if r.ThrottledSeconds != nil {
+			line += fmt.Sprintf("; its pipelines waited %s for it since start", (time.Duration(*r.ThrottledSeconds * float64(time.Second))).Round(100*time.Millisecond))
+		}
+		fmt.Fprintln(io.Out, line)
+	}
 	return nil
 }

@@ -61,6 +61,7 @@ func (s *Source) Stats() []httpapi.FlowStats {
 			}
 			if f.enabled {
 				hs.Stall = &httpapi.StallStats{Seconds: float64(fs.StalledMs) / 1000, Stalled: fs.Stalled, WaitingRecords: fs.WaitingRecords}
+				hs.Rate = &httpapi.RateStats{LimitBytesPerSecond: fs.RateLimit, ThrottledSeconds: float64(fs.ThrottledMs) / 1000}
 			}
 			hs.CheckpointsRunning = fs.CheckpointsRunning
 			if w := fs.Workers; w != nil {
