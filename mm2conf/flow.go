@@ -68,6 +68,9 @@ type Settings struct {
 	// may hold in librdkafka's queues (pkg/flow splits it).
 	MemoryBudgetBytes int64
 
+	// DataPlane is kmm.data.plane: "go" or "c" (lower case).
+	DataPlane string
+
 	// SourceClusterAlias and TargetClusterAlias are the aliases MM2's
 	// connectors use in every name they make (remote topics, internal
 	// topics, heartbeat keys, the Connect source partitions, the cycle
@@ -257,6 +260,12 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 			sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.memory.budget.bytes = %d is below kmm's minimum of %d (4 MiB)", n, MinMemoryBudget),
 				fmt.Sprintf("set it to at least %d, or remove it for the default %s", MinMemoryBudget, KMMKeys[0].Default))
 		}
+		bad = true
+	}
+	s.DataPlane = strings.ToLower(getString("kmm.data.plane"))
+	if v, ok := conn["kmm.data.plane"]; ok && s.DataPlane != "go" && s.DataPlane != "c" {
+		sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.data.plane = %q is neither go nor c", v.Resolved()),
+			"set it to c (records stay in librdkafka) or go, or remove it for the default go")
 		bad = true
 	}
 

@@ -125,6 +125,10 @@ var KMMKeys = []keyDef{
 	// (pkg/flow sizes them). More allows more throughput over long round trips; less, less
 	// memory.
 	{Name: "kmm.memory.budget.bytes", Type: "LONG", Default: "33554432"},
+	// Which code copies the records: "go" (every record through confluent-kafka-go's Go API) or
+	// "c" (records stay in librdkafka, C code moves them from the consumer to the producer;
+	// docs/benchmarks.md). The environment variable KMM_DATA_PLANE overrides it.
+	{Name: "kmm.data.plane", Type: "STRING", Default: "go"},
 }
 
 func isKMMKey(k string) bool {

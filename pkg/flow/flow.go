@@ -118,6 +118,8 @@ type Flow struct {
 	// MemoryBudget is kmm.memory.budget.bytes: the bytes of records all pipelines of the flow
 	// may hold in librdkafka's queues; 0 = DefaultMemoryBudget.
 	MemoryBudget int64
+	// DataPlane is kmm.data.plane: "go", "c", or "" (the default, rdkafka.DefaultPlane).
+	DataPlane string
 
 	validated bool
 }

@@ -100,6 +100,7 @@ func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
 		HeartbeatsRF:             int(s.HeartbeatsTopicReplicationFactor),
 		Tasks:                    s.TasksMax,
 		MemoryBudget:             s.MemoryBudgetBytes,
+		DataPlane:                s.DataPlane,
 		AdminTimeout:             s.AdminTimeout,
 	}
 	f.SourceBootstrap = f.SourceAdmin["bootstrap.servers"]

@@ -500,7 +500,7 @@ func (e *engine) start(ctx context.Context) error {
 	cons, prod := f.ReplicationConsumer(), f.ReplicationProducer()
 	n := f.Tasks
 	for i := 0; i < n; i++ {
-		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e)
+		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e, rdkafka.WithDataPlane(rdkafka.ChoosePlane(f.DataPlane)))
 		if err != nil {
 			return kerr.Wrap(kerr.Usage, err)
 		}
@@ -953,6 +953,25 @@ func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int, ts int64) 
 	}
 	if e.syncs != nil {
 		e.syncs.onAck(ps, src, dst)
+	}
+}
+
+// AckedRun runs on a copier's delivery goroutine for a run of acknowledged records (the C data
+// plane): the same bookkeeping as N calls of Acked.
+func (e *engine) AckedRun(p *rdkafka.CopyPart, r rdkafka.AckRun) {
+	ps := p.State.(*pstate)
+	ps.acked.Store(r.LastSrc)
+	ps.records.Add(r.N)
+	ps.bytes.Add(r.Bytes)
+	ps.lastAckMs.Store(coarseNow.Load())
+	if r.LatSumMs > 0 {
+		ps.latSumMs.Add(r.LatSumMs)
+	}
+	if r.LatMaxMs > ps.latMaxMs.Load() {
+		ps.latMaxMs.Store(r.LatMaxMs)
+	}
+	if e.syncs != nil {
+		e.syncs.onAckRun(ps, r.FirstSrc, r.FirstDst, r.LastSrc, r.LastDst)
 	}
 }
 
