@@ -51,7 +51,7 @@ func dpSetOrigin(c *Copier, source, target string) {
 	defer C.free(unsafe.Pointer(ct))
 	C.kmm_dp_set_origin(c.dp, cs, ct)
 }
-func dpOutqLen(c *Copier) int  { return int(C.kmm_dp_outq_len(c.dp)) }
+func dpOutqLen(c *Copier) int { return int(C.kmm_dp_outq_len(c.dp)) }
 
 // ChoosePlane is the plane a copier runs: KMM_DATA_PLANE when set, else the flow's key, else
 // DefaultPlane.

@@ -522,7 +522,7 @@ func (e *engine) start(ctx context.Context) error {
 		total += len(l)
 	}
 	e.emit(Event{Type: EvStarted, Topics: len(e.parts), Parts: total,
-		Message: fmt.Sprintf("%d topics, %d partitions (%d new), %d pipelines", len(e.parts), total, added, len(e.copiers))})
+		Message: fmt.Sprintf("%d topics, %d partitions (%d new), %d pipelines (%s data plane)", len(e.parts), total, added, len(e.copiers), e.plane())})
 	if f.SyncTopicConfigs {
 		e.syncConfigs(ctx)
 	}
@@ -530,6 +530,20 @@ func (e *engine) start(ctx context.Context) error {
 		e.syncACLs(ctx)
 	}
 	return nil
+}
+
+// plane names the data plane the flow's pipelines run ("go", "c", or "mixed").
+func (e *engine) plane() string {
+	p := ""
+	for _, c := range e.copiers {
+		switch {
+		case p == "":
+			p = c.Plane()
+		case p != c.Plane():
+			return "mixed"
+		}
+	}
+	return p
 }
 
 // loop runs the periodic jobs of the flow until ctx ends or a pipeline fails.
