@@ -234,11 +234,26 @@ func waitCount(t *testing.T, c testbed.Cluster, topic string, parts, n int, time
 // kill -9 five times during replication, then run to the end: nothing lost, duplicates
 // reported. Then a graceful stop and restart adds no duplicate at all.
 func TestReplicateSurvivesKill9(t *testing.T) {
+	survivesKill9(t, 200_000, "")
+}
+
+// The same on the C data plane (kmm.data.plane = c) with 1M records: records held by librdkafka
+// between the source consumer and the target producer are never acknowledged before the target
+// has them, whatever moment the process dies.
+func TestReplicateSurvivesKill9CPlane(t *testing.T) {
+	survivesKill9(t, 1_000_000, "c")
+}
+
+func survivesKill9(t *testing.T, total int, plane string) {
 	bed := testbed.Attach(t)
 	topic := testbed.Unique(t, "k9")
-	const parts, total = 4, 200_000
+	const parts = 4
 	bed.A.CreateTopic(t, topic, parts, nil)
-	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic))
+	lines := []string{"A->B.enabled = true", "A->B.topics = " + regexp.QuoteMeta(topic)}
+	if plane != "" {
+		lines = append(lines, "A->B.kmm.data.plane = "+plane)
+	}
+	props := writeProps(t, lines...)
 	remote := "A." + topic
 
 	produced := make(chan struct{})
@@ -261,6 +276,9 @@ func TestReplicateSurvivesKill9(t *testing.T) {
 	waitCount(t, bed.B, remote, parts, total, 3*time.Minute)
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("graceful stop exit code %d", code)
+	}
+	if plane != "" && !strings.Contains(p.Stderr(), "("+plane+" data plane)") && os.Getenv("KMM_DATA_PLANE") == "" {
+		t.Fatalf("kmm did not run the %s data plane:\n%s", plane, tail(p.Stderr(), 20))
 	}
 	lost, dups := audit(t, bed.B, remote, parts, total)
 	t.Logf("after 5 x kill -9: %d records, %d lost, %d duplicates on the target", total, lost, dups)
