@@ -266,14 +266,29 @@ func survivesKill9(t *testing.T, total int, plane string) {
 	}()
 	for i := 0; i < 5; i++ {
 		p := startKMM(t, "replicate", props, "--progress-interval", "1s")
-		// Let it copy a little (or not), then kill it hard at a varying moment.
-		time.Sleep(time.Duration(700+400*i) * time.Millisecond)
+		if plane != "" {
+			// Kill it while it copies: once the target holds a share of the records more than
+			// before, at a varying moment after that.
+			waitCount(t, bed.B, remote, parts, (i+1)*total/8, 2*time.Minute)
+			time.Sleep(time.Duration(50+150*i) * time.Millisecond)
+		} else {
+			// Let it copy a little (or not), then kill it hard at a varying moment.
+			time.Sleep(time.Duration(700+400*i) * time.Millisecond)
+		}
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 		<-p.done
 	}
 	<-produced
 	p := startKMM(t, "replicate", props)
 	waitCount(t, bed.B, remote, parts, total, 3*time.Minute)
+	if plane != "" {
+		// The duplicates of five kills mid-copy count towards the total: wait until the run
+		// has copied everything (total plus the duplicates there are), not just total records.
+		deadline := time.Now().Add(3 * time.Minute)
+		for lost, dups := audit(t, bed.B, remote, parts, total); lost > 0 && time.Now().Before(deadline); lost, dups = audit(t, bed.B, remote, parts, total) {
+			waitCount(t, bed.B, remote, parts, total+dups, time.Until(deadline))
+		}
+	}
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("graceful stop exit code %d", code)
 	}
