@@ -265,7 +265,7 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 	s.DataPlane = strings.ToLower(getString("kmm.data.plane"))
 	if v, ok := conn["kmm.data.plane"]; ok && s.DataPlane != "go" && s.DataPlane != "c" {
 		sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.data.plane = %q is neither go nor c", v.Resolved()),
-			"set it to c (records stay in librdkafka) or go, or remove it for the default go")
+			"set it to c (records stay in librdkafka) or go, or remove it for the default c")
 		bad = true
 	}
 

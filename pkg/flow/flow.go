@@ -118,7 +118,7 @@ type Flow struct {
 	// MemoryBudget is kmm.memory.budget.bytes: the bytes of records all pipelines of the flow
 	// may hold in librdkafka's queues; 0 = DefaultMemoryBudget.
 	MemoryBudget int64
-	// DataPlane is kmm.data.plane: "go", "c", or "" (the default, rdkafka.DefaultPlane).
+	// DataPlane is kmm.data.plane: "go" or "c" (mm2conf fills in the default, "c").
 	DataPlane string
 
 	validated bool

@@ -22,7 +22,7 @@ import (
 
 // The data planes of a Copier (kmm.data.plane).
 const (
-	// PlaneGo: every record is polled into the Go heap as a *kafka.Message and produced from Go;
+	// PlaneGo: the original plane, every record is polled into the Go heap as a *kafka.Message and produced from Go;
 	// one delivery report per record comes back through the Go client's Events channel.
 	PlaneGo = "go"
 	// PlaneC: records go from the source consumer's queue to the target producer in C
@@ -32,7 +32,7 @@ const (
 )
 
 // DefaultPlane is the data plane when neither kmm.data.plane nor KMM_DATA_PLANE says.
-const DefaultPlane = PlaneGo
+const DefaultPlane = PlaneC
 
 // PlaneEnv overrides every flow's kmm.data.plane (tests and benchmarks run one plane or the other
 // without editing their files).
