@@ -5,7 +5,8 @@
 // librdkafka's header is inside the confluent-kafka-go module, which cgo cannot put on this
 // package's include path; the few declarations used are repeated here, as rdkafka.h of
 // librdkafka v2.11.1 (the version confluent-kafka-go v2.11.1 links statically) declares them.
-// TestDataPlaneABI checks the one struct read field by field against the Go client's view.
+// Layouts (rd_kafka_message_t, rd_kafka_vu_t) are librdkafka's public ABI; TestDataPlaneCopy
+// fails on any mismatch (it compares every copied record's key, value, timestamp and headers).
 #ifndef KMM_DATAPLANE_H
 #define KMM_DATAPLANE_H
 
