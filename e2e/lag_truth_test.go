@@ -124,7 +124,22 @@ func lagFromTargetTruth(t *testing.T, kind string) {
 
 	// Mid-way: more records, the replicator killed while it copies them.
 	const n2 = 60000
-	bed.A.Produce(t, seqRecords(topic, parts, n1, n2))
+	// kmm's are produced while it runs: its C data plane keeps up with this producer, so had
+	// they all been produced first it could have copied them before the kill below. MM2's are
+	// produced first, as before (it is slower, and killed through its script).
+	produced := make(chan struct{})
+	if k != nil {
+		go func() {
+			defer close(produced)
+			for i := 0; i < 20; i++ { // over ~2 s, so records are still coming when it dies
+				bed.A.Produce(t, seqRecords(topic, parts, n1+i*n2/20, n2/20))
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	} else {
+		bed.A.Produce(t, seqRecords(topic, parts, n1, n2))
+		close(produced)
+	}
 	// Kill as soon as the target holds some of them (polled quickly, so the replicator is still
 	// copying; the check below fails the test if it finished first).
 	waitAbove(t, bed.B, remote, parts, n1+n2/10, 2*time.Minute)
@@ -140,6 +155,7 @@ func lagFromTargetTruth(t *testing.T, kind string) {
 			return nil
 		})
 	}
+	<-produced
 	srcEnds := endOffsets(t, bed.A, topic, parts)
 	tgtEnds := endOffsets(t, bed.B, remote, parts)
 	rows = lagRows(t, props, "--topic", topic)

@@ -234,11 +234,26 @@ func waitCount(t *testing.T, c testbed.Cluster, topic string, parts, n int, time
 // kill -9 five times during replication, then run to the end: nothing lost, duplicates
 // reported. Then a graceful stop and restart adds no duplicate at all.
 func TestReplicateSurvivesKill9(t *testing.T) {
+	survivesKill9(t, 200_000, "")
+}
+
+// The same on the C data plane (kmm.data.plane = c) with 1M records: records held by librdkafka
+// between the source consumer and the target producer are never acknowledged before the target
+// has them, whatever moment the process dies.
+func TestReplicateSurvivesKill9CPlane(t *testing.T) {
+	survivesKill9(t, 1_000_000, "c")
+}
+
+func survivesKill9(t *testing.T, total int, plane string) {
 	bed := testbed.Attach(t)
 	topic := testbed.Unique(t, "k9")
-	const parts, total = 4, 200_000
+	const parts = 4
 	bed.A.CreateTopic(t, topic, parts, nil)
-	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic))
+	lines := []string{"A->B.enabled = true", "A->B.topics = " + regexp.QuoteMeta(topic)}
+	if plane != "" {
+		lines = append(lines, "A->B.kmm.data.plane = "+plane)
+	}
+	props := writeProps(t, lines...)
 	remote := "A." + topic
 
 	produced := make(chan struct{})
@@ -251,16 +266,34 @@ func TestReplicateSurvivesKill9(t *testing.T) {
 	}()
 	for i := 0; i < 5; i++ {
 		p := startKMM(t, "replicate", props, "--progress-interval", "1s")
-		// Let it copy a little (or not), then kill it hard at a varying moment.
-		time.Sleep(time.Duration(700+400*i) * time.Millisecond)
+		if plane != "" {
+			// Kill it while it copies: once the target holds a share of the records more than
+			// before, at a varying moment after that.
+			waitCount(t, bed.B, remote, parts, (i+1)*total/8, 2*time.Minute)
+			time.Sleep(time.Duration(50+150*i) * time.Millisecond)
+		} else {
+			// Let it copy a little (or not), then kill it hard at a varying moment.
+			time.Sleep(time.Duration(700+400*i) * time.Millisecond)
+		}
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 		<-p.done
 	}
 	<-produced
 	p := startKMM(t, "replicate", props)
 	waitCount(t, bed.B, remote, parts, total, 3*time.Minute)
+	if plane != "" {
+		// The duplicates of five kills mid-copy count towards the total: wait until the run
+		// has copied everything (total plus the duplicates there are), not just total records.
+		deadline := time.Now().Add(3 * time.Minute)
+		for lost, dups := audit(t, bed.B, remote, parts, total); lost > 0 && time.Now().Before(deadline); lost, dups = audit(t, bed.B, remote, parts, total) {
+			waitCount(t, bed.B, remote, parts, total+dups, time.Until(deadline))
+		}
+	}
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("graceful stop exit code %d", code)
+	}
+	if plane != "" && !strings.Contains(p.Stderr(), "("+plane+" data plane)") && os.Getenv("KMM_DATA_PLANE") == "" {
+		t.Fatalf("kmm did not run the %s data plane:\n%s", plane, tail(p.Stderr(), 20))
 	}
 	lost, dups := audit(t, bed.B, remote, parts, total)
 	t.Logf("after 5 x kill -9: %d records, %d lost, %d duplicates on the target", total, lost, dups)

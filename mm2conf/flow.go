@@ -74,6 +74,9 @@ type Settings struct {
 	// flow's pipelines may copy together (0: no limit).
 	RateLimitBytesPerSecond int64
 
+	// DataPlane is kmm.data.plane: "go" or "c" (lower case).
+	DataPlane string
+
 	// SourceClusterAlias and TargetClusterAlias are the aliases MM2's
 	// connectors use in every name they make (remote topics, internal
 	// topics, heartbeat keys, the Connect source partitions, the cycle
@@ -272,6 +275,12 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 			sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.rate.limit.bytes.per.second = %d is negative", n),
 				"set the bytes per second the flow may copy (e.g. 10485760 for 10 MiB/s), or 0 (the default) for no limit")
 		}
+		bad = true
+	}
+	s.DataPlane = strings.ToLower(getString("kmm.data.plane"))
+	if v, ok := conn["kmm.data.plane"]; ok && s.DataPlane != "go" && s.DataPlane != "c" {
+		sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.data.plane = %q is neither go nor c", v.Resolved()),
+			"set it to c (records stay in librdkafka) or go, or remove it for the default go")
 		bad = true
 	}
 

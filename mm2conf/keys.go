@@ -133,6 +133,10 @@ var KMMKeys = []keyDef{
 	// The bytes per second (keys, values and headers of the records copied) all pipelines of one
 	// flow may copy together; 0 = no limit. `kmm replicate --rate-limit` overrides it.
 	{Name: "kmm.rate.limit.bytes.per.second", Type: "LONG", Default: "0"},
+	// Which code copies the records: "go" (every record through confluent-kafka-go's Go API) or
+	// "c" (records stay in librdkafka, C code moves them from the consumer to the producer;
+	// docs/benchmarks.md). The environment variable KMM_DATA_PLANE overrides it.
+	{Name: "kmm.data.plane", Type: "STRING", Default: "go"},
 }
 
 func isKMMKey(k string) bool {

@@ -125,6 +125,8 @@ type Flow struct {
 	// per second (keys, values and headers of the records copied) all pipelines of the flow may
 	// copy together; 0 = no limit.
 	RateLimit int64
+	// DataPlane is kmm.data.plane: "go" or "c" (mm2conf fills in the default, "c").
+	DataPlane string
 
 	validated bool
 }

@@ -317,10 +317,26 @@ func TestMemoryBudget(t *testing.T) {
 	}
 }
 
+// kmm.data.plane reaches the flow, per flow or top level, in any case.
+func TestDataPlaneKey(t *testing.T) {
+	flows, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\nB->A.enabled = true\nkmm.data.plane = go\nA->B.kmm.data.plane = C\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range flows {
+		got[f.Name()] = f.DataPlane
+	}
+	if got["A->B"] != "c" || got["B->A"] != "go" {
+		t.Fatalf("data planes %v, want A->B c and B->A go", got)
+	}
+}
+
 func TestMemoryBudgetRejected(t *testing.T) {
 	for _, tc := range []struct{ line, want string }{
 		{"kmm.memory.budget.bytes = 1000\n", "mm2.properties:5: error: kmm.memory.budget.bytes = 1000 is below kmm's minimum of 4194304"},
 		{"A->B.kmm.memory.budget.bytes = lots\n", "mm2.properties:5: error:"},
+		{"A->B.kmm.data.plane = rust\n", `mm2.properties:5: error: kmm.data.plane = "rust" is neither go nor c`},
 	} {
 		p := filepath.Join(t.TempDir(), "mm2.properties")
 		if err := os.WriteFile(p, []byte(twoClusters+"A->B.enabled = true\n"+tc.line), 0o600); err != nil {

@@ -102,6 +102,7 @@ func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
 		MemoryBudget:             s.MemoryBudgetBytes,
 		Workers:                  s.WorkersEnabled,
 		RateLimit:                s.RateLimitBytesPerSecond,
+		DataPlane:                s.DataPlane,
 		AdminTimeout:             s.AdminTimeout,
 	}
 	if cc := mf.ClientConfig(Role(Target, Producer)); cc != nil {

@@ -26,6 +26,7 @@ type CopyPart struct {
 	Partition int32
 	State     any
 
+	id           int32 // index in Copier.byID
 	nextExpected int64 // consumer goroutine only; -1 unknown
 	echoTail     int64 // consumer goroutine only: the last echo skipped after the last record produced; -1 none
 	echoListed   bool  // consumer goroutine only: in Copier.echoTailsP
@@ -69,6 +70,10 @@ type CopyHandler interface {
 	// Acked: the target acknowledged the record from source offset src at target offset dst;
 	// ts is the record's timestamp (epoch ms).
 	Acked(p *CopyPart, src, dst int64, valueBytes int, ts int64)
+	// AckedRun: the C data plane's acknowledgements, one call per run of records of one
+	// partition (AckRun), on the delivery goroutine, in offset order per partition. Its echo
+	// acknowledgements still come through Acked with dst -1.
+	AckedRun(p *CopyPart, r AckRun)
 	// Gap: the consumer skipped from offset expected to got (compaction, transaction markers,
 	// or records deleted by retention: the handler decides which). Consumer goroutine.
 	Gap(p *CopyPart, expected, got int64)
@@ -154,7 +159,17 @@ type Copier struct {
 	idle IdleHandler // h's Idle, when it has one
 
 	throttle Throttle // nil: no rate limit
+	// The data plane (kmm.data.plane): PlaneGo, or PlaneC with dp set (dataplane.go).
+	plane     string
+	dp        *dpHandle
+	dpStop    atomic.Bool                 // the C plane's delivery goroutine must end (Close)
+	plogs     chan kafka.LogEvent         // the C plane producer's log lines
+	byID      atomic.Pointer[[]*CopyPart] // parts by CopyPart.id
+	readBytes atomic.Int64                // value bytes handed to the producer (C plane)
 }
+
+// Plane is the data plane the copier runs (PlaneGo or PlaneC).
+func (c *Copier) Plane() string { return c.plane }
 
 // topicAuthzText is librdkafka's text of TOPIC_AUTHORIZATION_FAILED (rd_kafka_err2str).
 var topicAuthzText = kafka.ErrTopicAuthorizationFailed.String()
@@ -216,6 +231,9 @@ func orName(alias, name string) string {
 // skip every record whose origin is target. Call before Start.
 func (c *Copier) SetOrigin(source, target string) {
 	c.origin, c.target = []kafka.Header{{Key: HeaderOrigin, Value: []byte(source)}}, target
+	if c.dp != nil {
+		dpSetOrigin(c, source, target)
+	}
 }
 
 // SetThrottle makes the copier wait as long as t says before producing each record. Call
@@ -313,18 +331,49 @@ func merge(base Config, extras ...map[string]string) Config {
 
 // NewCopier creates a pipeline. consumer and producer are librdkafka settings for the source
 // and target clusters (CopierSettings adds the Copier's own).
-func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, error) {
+//
+// The data plane is PlaneGo unless WithDataPlane says PlaneC (see ChoosePlane); settings the C
+// plane cannot run (cPlaneUnsupported) and a Go client whose internals do not match what the C
+// plane reads fall back to PlaneGo, with a log line.
+func NewCopier(name string, consumer, producer Config, h CopyHandler, opts ...CopierOption) (*Copier, error) {
+	var o copierOpts
+	for _, f := range opts {
+		f(&o)
+	}
+	plane := PlaneGo
+	if o.plane == PlaneC {
+		plane = PlaneC
+		if why := cPlaneUnsupported(consumer, producer); why != "" {
+			logger().Warn("kmm.data.plane = c is not available for these settings; using the Go data plane", "copier", name, "reason", why)
+			plane = PlaneGo
+		}
+	}
 	consumer, producer = CopierSettings(name, consumer, producer)
 	consumer, producer = withLogChannel(consumer), withLogChannel(producer)
 	cons, err := kafka.NewConsumer(consumer.configMap(nil))
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid source consumer configuration: %w", name, err)
 	}
-	prod, err := kafka.NewProducer(producer.configMap(nil))
-	if err != nil {
-		startDrain(name+" source", cons.Logs(), consumer, nil)
-		cons.Close()
-		return nil, fmt.Errorf("%s: invalid target producer configuration: %w", name, err)
+	c := &Copier{name: name, cons: cons, h: h, byTopic: map[string][]*CopyPart{}, ccfg: consumer, pcfg: producer, plane: plane,
+		calls: make(chan func(), 16), removals: make(chan *removal, 16), done: make(chan struct{}), cdone: make(chan struct{})}
+	if plane == PlaneC {
+		if _, err := consumerRK(cons); err != nil {
+			logger().Warn("the C data plane cannot read this confluent-kafka-go consumer; using the Go data plane", "copier", name, "error", err.Error())
+			c.plane = PlaneGo
+		} else if err := c.newCPlane(producer); err != nil {
+			startDrain(name+" source", cons.Logs(), consumer, nil)
+			cons.Close()
+			return nil, err
+		}
+	}
+	if c.plane == PlaneGo {
+		prod, err := kafka.NewProducer(producer.configMap(nil))
+		if err != nil {
+			startDrain(name+" source", cons.Logs(), consumer, nil)
+			cons.Close()
+			return nil, fmt.Errorf("%s: invalid target producer configuration: %w", name, err)
+		}
+		c.prod = prod
 	}
 	reset := kafka.OffsetBeginning
 	switch strings.ToLower(consumer["auto.offset.reset"]) {
@@ -333,8 +382,7 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 	case "error":
 		reset = kafka.OffsetInvalid
 	}
-	c := &Copier{name: name, cons: cons, prod: prod, h: h, byTopic: map[string][]*CopyPart{}, reset: reset, ccfg: consumer, pcfg: producer,
-		calls: make(chan func(), 16), removals: make(chan *removal, 16), done: make(chan struct{}), cdone: make(chan struct{})}
+	c.reset = reset
 	c.idle, _ = h.(IdleHandler)
 	startDrain(name+" source", cons.Logs(), consumer, func(err error) {
 		// A fetch refused for lack of READ shows only in librdkafka's log ("Fetch from broker 1
@@ -347,7 +395,11 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler) (*Copier, 
 		}
 		h.Warn("source", err)
 	})
-	startDrain(name+" target", prod.Logs(), producer, func(err error) { h.Warn("target", err) })
+	plogs := c.plogs
+	if c.prod != nil {
+		plogs = c.prod.Logs()
+	}
+	startDrain(name+" target", plogs, producer, func(err error) { h.Warn("target", err) })
 	return c, nil
 }
 
@@ -366,6 +418,10 @@ func (c *Copier) setFatal(err error) { c.fatal.CompareAndSwap(nil, &err) }
 func (c *Copier) Add(parts []*CopyPart, start []int64) error {
 	tps := make([]kafka.TopicPartition, 0, len(parts))
 	c.mu.Lock()
+	var byID []*CopyPart
+	if l := c.byID.Load(); l != nil {
+		byID = *l
+	}
 	for i, p := range parts {
 		list := c.byTopic[p.SrcTopic]
 		for int(p.Partition) >= len(list) {
@@ -383,8 +439,20 @@ func (c *Copier) Add(parts []*CopyPart, start []int64) error {
 			off = kafka.Offset(start[i])
 			p.nextExpected = start[i]
 		}
+		p.id = int32(len(byID))
+		byID = append(byID, p)
 		t := p.SrcTopic
 		tps = append(tps, kafka.TopicPartition{Topic: &t, Partition: p.Partition, Offset: off})
+	}
+	cp := slices.Clone(byID)
+	c.byID.Store(&cp)
+	if c.dp != nil {
+		for _, p := range parts {
+			if err := c.addC(p); err != nil {
+				c.mu.Unlock()
+				return err
+			}
+		}
 	}
 	c.mu.Unlock()
 	if err := c.cons.IncrementalAssign(tps); err != nil {
@@ -417,6 +485,9 @@ func (c *Copier) OnDeliveryGoroutine(f func()) {
 	case <-c.done:
 		return
 	}
+	if c.plane == PlaneC {
+		c.wakeC()
+	}
 	select {
 	case <-ran:
 	case <-c.done:
@@ -425,6 +496,11 @@ func (c *Copier) OnDeliveryGoroutine(f func()) {
 
 // Start runs the consumer and delivery goroutines until Drain or ctx ends.
 func (c *Copier) Start(ctx context.Context) {
+	if c.plane == PlaneC {
+		go c.runDeliveriesC()
+		go c.runConsumerC(ctx)
+		return
+	}
 	go c.runDeliveries()
 	go c.runConsumer(ctx)
 }
@@ -575,6 +651,13 @@ func (c *Copier) runConsumer(ctx context.Context) {
 func (c *Copier) awaitPartition(ctx context.Context, topic string, part int32) bool {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) && ctx.Err() == nil && !c.stop.Load() {
+		if c.plane == PlaneC {
+			if c.partitionCountC(topic) > int(part) {
+				return true
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		md, err := c.prod.GetMetadata(&topic, false, 5000)
 		if err == nil {
 			if t, ok := md.Topics[topic]; ok && len(t.Partitions) > int(part) {
@@ -703,6 +786,19 @@ func (c *Copier) fireIdle(p *CopyPart) {
 func (c *Copier) Drain(timeout time.Duration) bool {
 	c.stop.Store(true)
 	deadline := time.Now().Add(timeout)
+	if c.plane == PlaneC {
+		dpWakeConsumer(c)
+		select {
+		case <-c.cdone:
+		case <-time.After(time.Until(deadline)):
+			return false
+		}
+		if !c.waitReportedC(deadline) {
+			return false
+		}
+		c.OnDeliveryGoroutine(c.flushEchoesC)
+		return true
+	}
 	// The consumer goroutine may hold a record it polled before stop was set: wait until it has
 	// produced it (or given it up) and returned, or that record reaches the target after the
 	// caller stored its positions (and is copied again on restart).
@@ -748,6 +844,12 @@ func (c *Copier) Abandon(timeout time.Duration) int64 {
 	c.giveUp.Store(true)
 	c.StopFetching(timeout)
 	c.purging.Store(true)
+	if c.plane == PlaneC {
+		dpPurge(c)
+		c.waitReportedC(deadline)
+		c.OnDeliveryGoroutine(func() {})
+		return c.purged.Load() + c.dropped.Load()
+	}
 	if c.prod.Len() > 0 {
 		_ = c.prod.Purge(kafka.PurgeQueue | kafka.PurgeInFlight | kafka.PurgeNonBlocking)
 	}
@@ -768,6 +870,9 @@ func (c *Copier) InFlight() int {
 	if c.destroyed {
 		return 0
 	}
+	if c.plane == PlaneC {
+		return dpOutqLen(c)
+	}
 	return c.prod.Len()
 }
 
@@ -779,6 +884,10 @@ func (c *Copier) Close() {
 	}
 	c.stop.Store(true)
 	c.giveUp.Store(true)
+	if c.plane == PlaneC {
+		c.closeC()
+		return
+	}
 	<-c.cdone
 	c.purging.Store(true)
 	if c.prod.Len() > 0 {

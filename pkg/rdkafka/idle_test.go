@@ -27,6 +27,11 @@ func (h *idleHandler) Acked(_ *rdkafka.CopyPart, src, dst int64, _ int, _ int64)
 	h.calls = append(h.calls, fmt.Sprintf("ack %d", src))
 	h.acked, h.dst = src, dst
 }
+func (h *idleHandler) AckedRun(p *rdkafka.CopyPart, r rdkafka.AckRun) { // the C plane's runs
+	for i := int64(0); i < r.N; i++ {
+		h.Acked(p, r.FirstSrc+i, r.FirstDst+i, 0, 0)
+	}
+}
 func (h *idleHandler) Gap(*rdkafka.CopyPart, int64, int64) {}
 func (h *idleHandler) Warn(string, error)                  {}
 func (h *idleHandler) Idle(_ *rdkafka.CopyPart, next int64) {

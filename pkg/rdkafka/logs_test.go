@@ -159,6 +159,7 @@ type warnHandler struct {
 }
 
 func (w *warnHandler) Acked(*CopyPart, int64, int64, int, int64) {}
+func (w *warnHandler) AckedRun(*CopyPart, AckRun)                {}
 func (w *warnHandler) Gap(*CopyPart, int64, int64)               {}
 func (w *warnHandler) Warn(string, error) {
 	w.mu.Lock()

@@ -507,9 +507,16 @@ func (e *engine) start(ctx context.Context) error {
 	if f.RateLimit > 0 {
 		e.limiter = newRateLimiter(f.RateLimit)
 	}
+	// The C data plane has neither the rate limit's throttle nor the workers' partition removal
+	// yet: those flows run the Go plane.
+	plane := rdkafka.ChoosePlane(f.DataPlane)
+	if why := cPlaneMissing(f); plane == rdkafka.PlaneC && why != "" {
+		e.warnLimited("plane", nil, "kmm.data.plane = c does not support "+why+" yet: this flow runs the Go data plane")
+		plane = rdkafka.PlaneGo
+	}
 	n := f.Tasks
 	for i := 0; i < n; i++ {
-		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e)
+		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e, rdkafka.WithDataPlane(plane))
 		if err != nil {
 			return kerr.Wrap(kerr.Usage, err)
 		}
@@ -544,7 +551,7 @@ func (e *engine) start(ctx context.Context) error {
 		return nil // config and ACL sync are the leader's, from the control loop
 	}
 	e.emit(Event{Type: EvStarted, Topics: len(e.parts), Parts: total,
-		Message: fmt.Sprintf("%d topics, %d partitions (%d new), %d pipelines", len(e.parts), total, added, len(e.copiers))})
+		Message: fmt.Sprintf("%d topics, %d partitions (%d new), %d pipelines (%s data plane)", len(e.parts), total, added, len(e.copiers), e.plane())})
 	if f.SyncTopicConfigs {
 		e.syncConfigs(ctx)
 	}
@@ -552,6 +559,20 @@ func (e *engine) start(ctx context.Context) error {
 		e.syncACLs(ctx)
 	}
 	return nil
+}
+
+// plane names the data plane the flow's pipelines run ("go", "c", or "mixed").
+func (e *engine) plane() string {
+	p := ""
+	for _, c := range e.copiers {
+		switch {
+		case p == "":
+			p = c.Plane()
+		case p != c.Plane():
+			return "mixed"
+		}
+	}
+	return p
 }
 
 // loop runs the periodic jobs of the flow until ctx ends or a pipeline fails.
@@ -1019,6 +1040,25 @@ func (e *engine) Idle(p *rdkafka.CopyPart, next int64) {
 	}
 }
 
+// AckedRun runs on a copier's delivery goroutine for a run of acknowledged records (the C data
+// plane): the same bookkeeping as N calls of Acked.
+func (e *engine) AckedRun(p *rdkafka.CopyPart, r rdkafka.AckRun) {
+	ps := p.State.(*pstate)
+	ps.acked.Store(r.LastSrc)
+	ps.records.Add(r.N)
+	ps.bytes.Add(r.Bytes)
+	ps.lastAckMs.Store(coarseNow.Load())
+	if r.LatSumMs > 0 {
+		ps.latSumMs.Add(r.LatSumMs)
+	}
+	if r.LatMaxMs > ps.latMaxMs.Load() {
+		ps.latMaxMs.Store(r.LatMaxMs)
+	}
+	if e.syncs != nil {
+		e.syncs.onAckRun(ps, r.FirstSrc, r.FirstDst, r.LastSrc, r.LastDst)
+	}
+}
+
 // Gap runs on a copier's consumer goroutine when offsets jump.
 func (e *engine) Gap(p *rdkafka.CopyPart, expected, got int64) {
 	select {
@@ -1089,4 +1129,15 @@ func (e *engine) checkMM2(ctx context.Context) error {
 			"stop MM2 first (kmm resumes from its positions in "+f.OffsetsTopic+"), or pass --force if you are sure")
 	}
 	return nil
+}
+
+// cPlaneMissing names what flow f uses that the C data plane lacks ("" if nothing).
+func cPlaneMissing(f *flow.Flow) string {
+	switch {
+	case f.Workers:
+		return "kmm.workers.enabled"
+	case f.RateLimit > 0:
+		return "a rate limit"
+	}
+	return ""
 }

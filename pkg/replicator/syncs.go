@@ -75,6 +75,39 @@ func (w *syncWriter) onAck(ps *pstate, up, down int64) {
 	w.queue(ps, up, down)
 }
 
+// onAckRun is onAck for a run of records whose offsets both advance by one from (up0, down0) to
+// (up1, down1): the syncs N calls of onAck would queue, computed without visiting every record.
+func (w *syncWriter) onAckRun(ps *pstate, up0, down0, up1, down1 int64) {
+	w.onAck(ps, up0, down0)
+	if up1 == up0 {
+		return
+	}
+	lagMax := w.e.flow.OffsetLagMax
+	for {
+		// the first record after the previous one whose down-(lastSyncDown+1) >= lagMax
+		next := ps.prevDown + 1
+		if lagMax > 0 {
+			if lagMax > down1-(ps.lastSyncDown+1) {
+				break
+			}
+			next = max(next, ps.lastSyncDown+1+lagMax)
+		}
+		if next > down1 {
+			break
+		}
+		up := up0 + (next - down0)
+		ps.prevUp, ps.prevDown = up, next
+		ps.lastSyncDown = next
+		w.queue(ps, up, next)
+	}
+	ps.prevUp, ps.prevDown = up1, down1
+	if ps.lastSyncDown == down1 {
+		ps.hasDelayed = false
+		return
+	}
+	ps.delayedUp, ps.delayedDown, ps.hasDelayed = up1, down1, true
+}
+
 // promote runs on the delivery goroutine that owns ps.
 func (w *syncWriter) promote(ps *pstate) {
 	if !ps.hasDelayed {
