@@ -263,12 +263,13 @@ func TestFaultKill9x10(t *testing.T) {
 	props := faultProps(t, bed.A, bed.B, topic, nil)
 	remote := "A." + topic
 
-	produced := make(chan struct{})
-	go func() {
-		defer close(produced)
-		const chunk = 50_000
-		for from := 0; from < total; from += chunk {
-			recs := make([]rdkafka.Record, chunk)
+	// The records come in 10 chunks of 100k, one before each run: every run has records of its
+	// own to copy, so each kill lands while records are being copied (a producer racing the runs
+	// could be done, and everything copied, before the last runs started).
+	const chunk = total / kills
+	produceChunk := func(k int) {
+		for from := k * chunk; from < (k+1)*chunk; from += 50_000 {
+			recs := make([]rdkafka.Record, 50_000)
 			for i := range recs {
 				v := make([]byte, 8)
 				binary.BigEndian.PutUint64(v, uint64(from+i))
@@ -276,7 +277,7 @@ func TestFaultKill9x10(t *testing.T) {
 			}
 			bed.A.Produce(t, recs)
 		}
-	}()
+	}
 	// Each run is killed at a random moment once it is copying: after the target's end
 	// offsets moved past where they were when it started (so no kill hits a process still
 	// starting up), plus 0-1.5 s.
@@ -302,6 +303,7 @@ func TestFaultKill9x10(t *testing.T) {
 	start := time.Now()
 	for i := 0; i < kills; i++ {
 		before := targetTotal()
+		produceChunk(i)
 		p := startKMM(t, "replicate", props, "--progress-interval", "1s")
 		began := time.Now()
 		testbed.Eventually(t, time.Minute, func() error {
@@ -323,7 +325,6 @@ func TestFaultKill9x10(t *testing.T) {
 		moments = append(moments, fmt.Sprintf("%s+%s", copying.Round(100*time.Millisecond), d.Round(time.Millisecond)))
 	}
 	t.Logf("SIGKILL of each run at (first copy seen + random delay): %s; target held %d records after the last kill", strings.Join(moments, ", "), targetTotal())
-	<-produced
 	t.Logf("1M records produced and %d kills in %s", kills, time.Since(start).Round(100*time.Millisecond))
 	lastKill := time.Now()
 	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0", "--progress-interval", "5s")
@@ -346,7 +347,7 @@ func TestFaultKill9x10(t *testing.T) {
 		t.Fatalf("graceful stop: exit %d\n%s", code, tail(p.Stderr(), 20))
 	}
 	missing, dups, n := compareCopy(t, bed.A, topic, bed.B, remote, parts)
-	assertDelivery(t, atLeastOnce, faultResult{Scenario: "kill9x10", Fault: fmt.Sprintf("SIGKILL of kmm %d times, each run 0-1.5 s after it started copying, during 1M records", kills),
+	assertDelivery(t, atLeastOnce, faultResult{Scenario: "kill9x10", Fault: fmt.Sprintf("SIGKILL of kmm %d times, each run 0-1.5 s after it started copying, during 1M records (100k produced before each run)", kills),
 		Records: n, Lost: missing, Duplicated: dups, RecoverSec: recover.Seconds(), KMMRuns: kills + 1, Seed: seed,
 		Note: "recovery: last restart -> all 1M acknowledged"})
 }
