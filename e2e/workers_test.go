@@ -86,8 +86,11 @@ func TestWorkersKill9(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		ws = append(ws, startKMM(t, "replicate", props, "--progress-interval", "1s"))
 	}
-	// Every partition assigned, to three distinct workers.
-	testbed.Eventually(t, 60*time.Second, func() error {
+	// Every partition assigned, the victim (the middle worker) holding some. On a loaded machine
+	// the cooperative protocol's second round, which hands the last joiner its share after the
+	// others drained what they give up, can take over a minute: a kill is then taken over by
+	// the one or two others all the same.
+	testbed.Eventually(t, 120*time.Second, func() error {
 		n, holders := 0, 0
 		for _, w := range ws {
 			h, _ := workerParts(w.Stderr(), topic)
@@ -96,8 +99,8 @@ func TestWorkersKill9(t *testing.T) {
 				holders++
 			}
 		}
-		if n != parts || holders != 3 {
-			return fmt.Errorf("%d of %d partitions assigned, %d workers hold some", n, parts, holders)
+		if vh, _ := workerParts(ws[1].Stderr(), topic); n != parts || holders < 2 || len(vh) == 0 {
+			return fmt.Errorf("%d of %d partitions assigned, %d workers hold some (the victim %d)", n, parts, holders, len(vh))
 		}
 		return nil
 	})
