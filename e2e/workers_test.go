@@ -238,16 +238,7 @@ func TestWorkersAddWorker(t *testing.T) {
 	props := workersProps(t, topic)
 	remote := "A." + topic
 	load := bed.A.StartLoad(t, topic, parts, 3000)
-	w1 := startKMM(t, "replicate", props)
-	w2 := startKMM(t, "replicate", props)
-	testbed.Eventually(t, 60*time.Second, func() error {
-		h1, _ := workerParts(w1.Stderr(), topic)
-		h2, _ := workerParts(w2.Stderr(), topic)
-		if len(h1)+len(h2) != parts || len(h1) == 0 || len(h2) == 0 {
-			return fmt.Errorf("assigned: %d and %d of %d", len(h1), len(h2), parts)
-		}
-		return nil
-	})
+	w1, w2 := startTwoWorkers(t, props, topic, parts)
 	time.Sleep(3 * time.Second) // steady state
 
 	// Sample the target's end offsets every 100 ms: a partition's pause is the longest time
@@ -448,16 +439,7 @@ func TestWorkersFencing(t *testing.T) {
 	props := workersProps(t, topic)
 	remote := "A." + topic
 	load := bed.A.StartLoad(t, topic, parts, 2000)
-	w1 := startKMM(t, "replicate", props)
-	w2 := startKMM(t, "replicate", props)
-	testbed.Eventually(t, 60*time.Second, func() error {
-		h1, _ := workerParts(w1.Stderr(), topic)
-		h2, _ := workerParts(w2.Stderr(), topic)
-		if len(h1)+len(h2) != parts || len(h1) == 0 || len(h2) == 0 {
-			return fmt.Errorf("assigned: %d and %d of %d", len(h1), len(h2), parts)
-		}
-		return nil
-	})
+	w1, w2 := startTwoWorkers(t, props, topic, parts)
 	time.Sleep(2 * time.Second)
 	frozen, _ := workerParts(w1.Stderr(), topic)
 	_ = w1.cmd.Process.Signal(syscall.SIGSTOP)
@@ -583,4 +565,21 @@ func TestWorkersLeader(t *testing.T) {
 	if code := ws[other].stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
+}
+
+// startTwoWorkers starts two workers of props' flow and waits until they share topic's parts
+// partitions, each holding some.
+func startTwoWorkers(t *testing.T, props, topic string, parts int) (*proc, *proc) {
+	t.Helper()
+	w1 := startKMM(t, "replicate", props)
+	w2 := startKMM(t, "replicate", props)
+	testbed.Eventually(t, 60*time.Second, func() error {
+		h1, _ := workerParts(w1.Stderr(), topic)
+		h2, _ := workerParts(w2.Stderr(), topic)
+		if len(h1)+len(h2) != parts || len(h1) == 0 || len(h2) == 0 {
+			return fmt.Errorf("assigned: %d and %d of %d", len(h1), len(h2), parts)
+		}
+		return nil
+	})
+	return w1, w2
 }
