@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -24,8 +25,32 @@ import (
 
 var (
 	procLogger atomic.Pointer[slog.Logger]
-	drains     atomic.Int64 // log channels being drained (one per open client): tests
+	drainsMu   sync.Mutex
+	drainsBy   = map[string]int{} // the same per client label: tests of one label ignore others
 )
+
+// drainsOf reports how many log channels of clients whose label starts with prefix are being
+// drained.
+func drainsOf(prefix string) int {
+	drainsMu.Lock()
+	defer drainsMu.Unlock()
+	n := 0
+	for k, v := range drainsBy {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+func countDrain(name string, d int) {
+	drainsMu.Lock()
+	drainsBy[name] += d
+	if drainsBy[name] == 0 {
+		delete(drainsBy, name)
+	}
+	drainsMu.Unlock()
+}
 
 // SetLogger sets the logger librdkafka's log lines of every client go to (the process logger:
 // text or JSON on stderr, with its level). Until it is called they go to slog.Default().
@@ -93,9 +118,9 @@ func startDrain(name string, logs chan kafka.LogEvent, cfg Config, problems func
 	if logs == nil {
 		return
 	}
-	drains.Add(1)
+	countDrain(name, 1)
 	go func() {
-		defer drains.Add(-1)
+		defer countDrain(name, -1)
 		drainLogs(name, logs, cfg, problems)
 	}()
 }
