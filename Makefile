@@ -28,7 +28,7 @@ dist: ## release: dist/kmm-<version>-linux-amd64.tar.gz (binary, README, CHANGEL
 	$(DIST)/kmm --version
 	@echo "dist: $(DIST).tar.gz"
 
-test: build testbed-up ## unit + real-cluster tests (starts the test bed if it is not running; KMM_TEST_SHARDS=2: e2e in two halves on two beds)
+test: build testbed-up ## unit + real-cluster tests (starts the test bed if it is not running; KMM_TEST_SHARDS=2: e2e in two halves on two beds; 3: the outage tests on a third)
 	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) KMM_BIN=$(CURDIR)/bin/kmm scripts/test.sh
 
 # The fault suite (e2e/faults_test.go, its tests named TestFault*; they also run in make test's
