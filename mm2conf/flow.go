@@ -67,6 +67,8 @@ type Settings struct {
 	// MemoryBudgetBytes is kmm.memory.budget.bytes: the bytes of records the flow's pipelines
 	// may hold in librdkafka's queues (pkg/flow splits it).
 	MemoryBudgetBytes int64
+	// MemoryBudgetSet: the file sets kmm.memory.budget.bytes (else MemoryBudgetBytes is the default).
+	MemoryBudgetSet bool
 	// WorkersEnabled is kmm.workers.enabled: the flow's partitions are shared by every running
 	// `kmm replicate` of it through a consumer group on the source.
 	WorkersEnabled bool
@@ -261,6 +263,7 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 	s.AdminTimeout = ms("admin.timeout.ms")
 	s.UseDefaultsFrom = getString("use.defaults.from")
 	s.MemoryBudgetBytes = getLong("kmm.memory.budget.bytes")
+	_, s.MemoryBudgetSet = conn["kmm.memory.budget.bytes"]
 	s.WorkersEnabled = getBool("kmm.workers.enabled")
 	if v, ok := conn["kmm.memory.budget.bytes"]; ok && s.MemoryBudgetBytes < MinMemoryBudget {
 		if n, err := ParseLong(v.Resolved()); err == nil {

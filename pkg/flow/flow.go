@@ -118,6 +118,12 @@ type Flow struct {
 	// MemoryBudget is kmm.memory.budget.bytes: the bytes of records all pipelines of the flow
 	// may hold in librdkafka's queues; 0 = DefaultMemoryBudget.
 	MemoryBudget int64
+	// MemoryBudgetSet: the file sets kmm.memory.budget.bytes (a budget chosen, not the default).
+	MemoryBudgetSet bool
+	// TargetRTT is the round trip to the target measured by the replicator before its pipelines
+	// start (0: not measured). With the default memory budget, a target WANRTT or further away
+	// gets producer queues sized for the link (ReplicationProducer).
+	TargetRTT time.Duration
 	// Workers is kmm.workers.enabled: every `kmm replicate` of the flow joins WorkersGroup on
 	// the source and copies only the partitions the group assigns it (docs/workers.md).
 	Workers bool
@@ -213,6 +219,25 @@ func setIfAbsent(m map[string]string, k, v string) {
 	}
 }
 
+// WANRTT is the round trip to the target from which a flow with the default memory budget
+// sizes its pipelines' producer queues for a long link (wanProducerQueue) instead of from the
+// budget: loopback and a data center answer in well under a millisecond to a few.
+const WANRTT = 20 * time.Millisecond
+
+// wanProducerQueue is a pipeline's producer queue across a long link: four times what one
+// broker connection can have in flight (IdempotentMaxInFlight requests of at most batch.size
+// each: librdkafka sends one partition's batch per request), so that every request leaves
+// full. Measured through a 100 ms link (docs/benchmarks.md, "Long round trips"): a 6 MiB queue
+// left ~600 KB per request, 24 MiB filled each to batch.size. With librdkafka's default
+// batch.size, 20 MB per pipeline.
+func wanProducerQueue(producer map[string]string) int64 {
+	batch := int64(1_000_000) // librdkafka's batch.size
+	if v, err := strconv.ParseInt(producer["batch.size"], 10, 64); err == nil && v > 0 {
+		batch = v
+	}
+	return min(4*IdempotentMaxInFlight*batch, 256<<20)
+}
+
 // IdempotentMaxInFlight is librdkafka's limit of requests in flight for an idempotent producer.
 const IdempotentMaxInFlight = 5
 
@@ -244,6 +269,9 @@ func (f *Flow) ReplicationProducer() map[string]string {
 		delete(m, "retries")
 	}
 	q := f.queueBytes()
+	if w := wanProducerQueue(m); f.TargetRTT >= WANRTT && !f.MemoryBudgetSet && w > q {
+		q = w
+	}
 	setIfAbsent(m, "queue.buffering.max.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
 	setIfAbsent(m, "queue.buffering.max.messages", strconv.FormatInt(queueMessages(q), 10))
 	return m

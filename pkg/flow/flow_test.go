@@ -311,6 +311,27 @@ func TestMemoryBudget(t *testing.T) {
 	if ck, _, pk, _ := queues(flows[0]); ck != "6144" || pk != "6144" {
 		t.Errorf("default budget: consumer %s KiB, producer %s KiB, want 6144 each", ck, pk)
 	}
+	// A target 20 ms or more away, default budget: the producer queue holds four windows of
+	// 5 requests x batch.size (20 MB = 19531 KiB; 2 MB batches: 39062), the consumer's is
+	// unchanged; closer, or with a budget the file sets, the budget's.
+	wan := flows[0]
+	for _, c := range []struct {
+		rtt   time.Duration
+		batch string
+		want  string
+	}{{100 * time.Millisecond, "", "19531"}, {20 * time.Millisecond, "2000000", "39062"}, {19 * time.Millisecond, "", "6144"}} {
+		wan.TargetRTT = c.rtt
+		if c.batch != "" {
+			wan.TargetProducer["batch.size"] = c.batch
+		}
+		if ck, _, pk, _ := queues(wan); ck != "6144" || pk != c.want {
+			t.Errorf("target %s away, batch.size %q: consumer %s KiB, producer %s KiB, want 6144 / %s", c.rtt, c.batch, ck, pk, c.want)
+		}
+	}
+	byName["A->C"].TargetRTT = 100 * time.Millisecond
+	if _, _, pk, _ := queues(byName["A->C"]); pk != "3072" {
+		t.Errorf("a budget set in the file is kept across a long link: producer %s KiB", pk)
+	}
 	// A flow built without a file (tests, replbed) gets the default too.
 	if ck, _, _, _ := queues(&Flow{Tasks: 1, SourceConsumer: map[string]string{}, TargetProducer: map[string]string{}}); ck != "12288" {
 		t.Errorf("no budget, one pipeline: consumer %s KiB, want 12288", ck)

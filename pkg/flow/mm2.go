@@ -100,6 +100,7 @@ func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
 		HeartbeatsRF:             int(s.HeartbeatsTopicReplicationFactor),
 		Tasks:                    s.TasksMax,
 		MemoryBudget:             s.MemoryBudgetBytes,
+		MemoryBudgetSet:          s.MemoryBudgetSet,
 		Workers:                  s.WorkersEnabled,
 		RateLimit:                s.RateLimitBytesPerSecond,
 		DataPlane:                s.DataPlane,

@@ -326,3 +326,24 @@ func (w *clusterWatch) linkRTT() (rdkafka.LinkRTT, bool) {
 	}
 	return w.admin.LinkRTT()
 }
+
+// roundTrip times n metadata requests to the cluster and returns the shortest (0 if none
+// succeeded within 2 s each): the link's round trip plus the broker's and this process's
+// scheduling, the minimum keeping a loaded machine's worst out. The first request also
+// connects when the watch has not yet.
+func (w *clusterWatch) roundTrip(ctx context.Context, n int) time.Duration {
+	if w == nil || w.admin == nil {
+		return 0
+	}
+	var best time.Duration
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		t0 := time.Now()
+		if _, err := w.admin.Probe(ctx, 2*time.Second); err != nil {
+			continue
+		}
+		if d := time.Since(t0); i > 0 && (best == 0 || d < best) { // the first may include the connect
+			best = d
+		}
+	}
+	return best
+}

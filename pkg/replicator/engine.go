@@ -502,6 +502,11 @@ func (e *engine) start(ctx context.Context) error {
 			return err
 		}
 	}
+	// A long link to the target needs deeper producer queues than the default budget gives
+	// (flow.WANRTT): measured once here, before the pipelines' producers exist.
+	if !f.MemoryBudgetSet {
+		f.TargetRTT = e.tgtW.roundTrip(ctx, 3)
+	}
 	// MM2's replication consumer and an idempotent acks=all producer (pkg/flow owns both).
 	cons, prod := f.ReplicationConsumer(), f.ReplicationProducer()
 	if f.RateLimit > 0 {
@@ -551,7 +556,7 @@ func (e *engine) start(ctx context.Context) error {
 		return nil // config and ACL sync are the leader's, from the control loop
 	}
 	e.emit(Event{Type: EvStarted, Topics: len(e.parts), Parts: total,
-		Message: fmt.Sprintf("%d topics, %d partitions (%d new), %d pipelines (%s data plane)", len(e.parts), total, added, len(e.copiers), e.plane())})
+		Message: fmt.Sprintf("%d topics, %d partitions (%d new), %d pipelines (%s data plane)%s", len(e.parts), total, added, len(e.copiers), e.plane(), e.wanNote())})
 	if f.SyncTopicConfigs {
 		e.syncConfigs(ctx)
 	}
@@ -1140,4 +1145,16 @@ func cPlaneMissing(f *flow.Flow) string {
 		return "a rate limit"
 	}
 	return ""
+}
+
+// wanNote says, for the start message, that the pipelines' producer queues were sized for a
+// long link to the target ("" when they were not).
+func (e *engine) wanNote() string {
+	f := e.flow
+	if f.TargetRTT < flow.WANRTT || f.MemoryBudgetSet {
+		return ""
+	}
+	q := f.ReplicationProducer()["queue.buffering.max.kbytes"]
+	return fmt.Sprintf("; %s is %s away: producer queues of %s KiB per pipeline for the link (kmm.memory.budget.bytes bounds them)",
+		f.Target, f.TargetRTT.Round(time.Millisecond), q)
 }
