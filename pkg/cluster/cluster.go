@@ -44,6 +44,13 @@ func WithoutOrigin(hs []Header) []Header {
 	return hs
 }
 
+// Digest is one record as a content comparison sees it: its offset and the digest of its key,
+// value, headers and (optionally) timestamp (kmm verify's RecordHash).
+type Digest struct {
+	Offset int64
+	Hash   uint64
+}
+
 // Record is a record to produce or one that was read.
 type Record struct {
 	Topic     string

@@ -146,6 +146,7 @@ type Consumer struct {
 	name     string
 	problems func(error)
 	logs     chan kafka.LogEvent // the log channel kmm made (withLogBuffer), closed by Close
+	scan     scanHandle          // the digest scanner of PollDigests (scan.go), nil until used
 }
 
 // NewConsumer creates a consumer. group.id defaults to a throwaway id since librdkafka
@@ -171,6 +172,7 @@ func NewConsumer(name string, cfg Config, opts ...Option) (*Consumer, error) {
 
 // Close closes the consumer.
 func (c *Consumer) Close() {
+	c.closeScan()
 	_ = c.c.Close()
 	if c.logs != nil {
 		// The Go client closes only a log channel it made; its log goroutine has returned.

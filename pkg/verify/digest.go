@@ -50,10 +50,7 @@ func RecordHash(r *cluster.Record, withTS bool) uint64 {
 }
 
 // Item is one record as the comparison sees it: its offset on its side and its digest.
-type Item struct {
-	Offset int64
-	Hash   uint64
-}
+type Item = cluster.Digest
 
 // Stream yields the items of one partition range in offset order.
 type Stream interface {

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -203,8 +204,20 @@ func (s *partStream) start(ctx context.Context) {
 	}()
 }
 
+// digestPoller is a reader that hashes records where they are (pkg/rdkafka: in C, on its
+// librdkafka queue) and hands over only offsets and digests (RecordHash).
+type digestPoller interface {
+	PollDigests(ctx context.Context, tp cluster.TP, after, end int64, withTS bool, out []cluster.Digest, wait time.Duration) (n, seen int, err error)
+}
+
+// digestBatch is the most digests one PollDigests hands over (16 KiB).
+const digestBatch = 1024
+
 // read polls the range to its end (or the idle rule, or an error) and sends the digests.
 func (s *partStream) read(ctx context.Context) error {
+	if dp, ok := s.r.(digestPoller); ok && s.recs == nil && !GoDigests {
+		return s.readDigests(ctx, dp)
+	}
 	quiet, any := time.Now(), false
 	for {
 		recs, err := s.r.Poll(ctx, pollBatch, 200*time.Millisecond)
@@ -244,6 +257,52 @@ func (s *partStream) read(ctx context.Context) error {
 		}
 		if len(recs) > 0 {
 			// After the send: time spent waiting for the comparison is not idle time.
+			quiet, any = time.Now(), true
+		} else if time.Since(quiet) >= idle {
+			s.stalled = true
+			return nil
+		}
+	}
+}
+
+// GoDigests makes full scans hash records in Go (Poll + RecordHash) even where the reader can
+// hash them itself: the benchmark's comparison of the two paths (KMM_VERIFY_GO_DIGESTS=1).
+var GoDigests = os.Getenv("KMM_VERIFY_GO_DIGESTS") == "1"
+
+// readDigests is read through a digestPoller: the same range, idle rule and hand-over, without
+// the records.
+func (s *partStream) readDigests(ctx context.Context, dp digestPoller) error {
+	quiet, any := time.Now(), false
+	for {
+		var b []Item
+		select {
+		case b = <-s.free:
+		default:
+		}
+		if cap(b) < digestBatch {
+			b = make([]Item, digestBatch)
+		}
+		b = b[:cap(b)]
+		n, seen, err := dp.PollDigests(ctx, s.tp, s.last, s.end, s.withTS, b, 200*time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("reading %s[%d]: %w", s.tp.Topic, s.tp.Partition, err)
+		}
+		if n > 0 {
+			s.last = b[n-1].Offset
+			select {
+			case s.ch <- b[:n]:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if s.last >= s.end-1 {
+			return nil
+		}
+		idle := s.idle
+		if !any {
+			idle = 3 * s.idle // the first fetch also connects and finds the leader
+		}
+		if seen > 0 {
 			quiet, any = time.Now(), true
 		} else if time.Since(quiet) >= idle {
 			s.stalled = true
