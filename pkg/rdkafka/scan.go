@@ -128,4 +128,3 @@ func xxh64C(b []byte) uint64 {
 	defer C.free(p)
 	return uint64(C.kmm_xxh64(p, C.size_t(len(b))))
 }
-
