@@ -179,6 +179,8 @@ func (rep *report) markdown(notes string) []byte {
 		p("\n")
 	}
 
+	p("%s", rep.sustainMarkdown())
+
 	p("## kmm verify\n\n")
 	p("Right after each kmm run (the copy complete, the replicator idle), `kmm verify FILE --level full --topics <workload> -o json` ")
 	p("reads the workload on A and its copy on B and compares every record; its rate is records read on both sides / the full scan's time ")
