@@ -13,7 +13,9 @@
 // BENCH_REPEATS (default 3), BENCH_TASKS (tasks.max for both, default 2), BENCH_LATENCY_RATE
 // (default 5000 rec/s), BENCH_LATENCY_SECONDS (default 60 x BENCH_SCALE, at least 10),
 // BENCH_MM2_HEAP (default "-Xms256m -Xmx512m"), BENCH_OUT (output directory, default docs; smoke:
-// .testbed/bench-smoke), KMM_BIN (default bin/kmm), KMM_TESTBED_DIR (default .testbed).
+// .testbed/bench-smoke), KMM_BIN (default bin/kmm), KMM_TESTBED_DIR (default .testbed),
+// BENCH_ONLY (rows, see config.Only), BENCH_WORKLOADS (1k,100b); the sustained rows'
+// BENCH_SUSTAIN_* (sustain.go) and the WAN rows' BENCH_WAN_* (wan.go).
 //
 // The bed's clusters are shared: every topic this driver makes starts with bench-<run id>- (or is
 // the remote copy A.bench-<run id>-... of one) and is deleted at the end; every kmm and MM2
@@ -362,8 +364,12 @@ func run(ctx context.Context, cfg *config) int {
 				logf("FAILED sustained %s %s rep %d: %s", r.Kind, r.Workload, r.Rep, r.Error)
 				return
 			}
-			logf("sustained %-5s %-4s rep %d (%s plane): %d records in a %.1f s window: %.0f rec/s, %.1f MB/s, CPU %.1f s/GB (%.2f cores), RSS peak %.0f / steady %.0f MiB (%d samples), start-up %.1f s; others used %.2f cores",
-				r.Kind, r.Workload, r.Rep, map[bool]string{true: r.Plane, false: "-"}[r.Plane != ""], r.Records, r.TransferSec, r.RecPerSec, r.MBPerSec, r.CPUPerGB, div(r.CPUTransfer, r.TransferSec),
+			plane := ""
+			if r.Plane != "" {
+				plane = " (" + r.Plane + " plane)"
+			}
+			logf("sustained %-5s %-4s rep %d%s: %d records in a %.1f s window: %.0f rec/s, %.1f MB/s, CPU %.1f s/GB (%.2f cores), RSS peak %.0f / steady %.0f MiB (%d samples), start-up %.1f s; others used %.2f cores",
+				r.Kind, r.Workload, r.Rep, plane, r.Records, r.TransferSec, r.RecPerSec, r.MBPerSec, r.CPUPerGB, div(r.CPUTransfer, r.TransferSec),
 				r.WindowPeakRSSMB, r.SteadyRSSMB, r.RSSSamples, r.StartupSec, r.OtherCores)
 		}); err != nil && ctx.Err() == nil {
 			logf("sustained rows: %v", err)
