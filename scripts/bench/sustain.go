@@ -22,7 +22,7 @@ import (
 //	BENCH_SUSTAIN_WARMUP_SECONDS=15    excluded after the first record (smoke: 1)
 //	BENCH_SUSTAIN_TOOLS=kmm,kmm-c,mm2  kmm-c: kmm with KMM_DATA_PLANE=c
 //	BENCH_SUSTAIN_REPEATS              repetitions (default BENCH_REPEATS)
-//	BENCH_SUSTAIN_MAX_GB=16            cap on the backlog's payload per workload (smoke: 0.15)
+//	BENCH_SUSTAIN_MAX_GB=16            cap on the backlog's payload per workload (smoke: 0.3; smaller and the C plane copies it all within a few polls)
 //	BENCH_SUSTAIN_MAX_RECORDS=30000000 cap on the backlog's records per workload (loading 100 B
 //	                                   records is bound by records/s, not bytes)
 //	BENCH_SUSTAIN_RATE                 records/s the backlog is sized for (default: 2 x the
@@ -50,7 +50,7 @@ func sustainConfig(cfg *config) (sustainSettings, error) {
 	s := sustainSettings{repeats: envInt("BENCH_SUSTAIN_REPEATS", cfg.Repeats)}
 	defWin, defWarm, defGB := 60.0, 15.0, 16.0
 	if cfg.Smoke {
-		defWin, defWarm, defGB = 3, 1, 0.15
+		defWin, defWarm, defGB = 3, 1, 0.3
 	}
 	s.window = time.Duration(envFloat("BENCH_SUSTAIN_SECONDS", defWin) * float64(time.Second))
 	s.warmup = time.Duration(envFloat("BENCH_SUSTAIN_WARMUP_SECONDS", defWarm) * float64(time.Second))
