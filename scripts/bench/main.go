@@ -13,7 +13,9 @@
 // BENCH_REPEATS (default 3), BENCH_TASKS (tasks.max for both, default 2), BENCH_LATENCY_RATE
 // (default 5000 rec/s), BENCH_LATENCY_SECONDS (default 60 x BENCH_SCALE, at least 10),
 // BENCH_MM2_HEAP (default "-Xms256m -Xmx512m"), BENCH_OUT (output directory, default docs; smoke:
-// .testbed/bench-smoke), KMM_BIN (default bin/kmm), KMM_TESTBED_DIR (default .testbed).
+// .testbed/bench-smoke), KMM_BIN (default bin/kmm), KMM_TESTBED_DIR (default .testbed),
+// BENCH_ONLY (rows, see config.Only), BENCH_WORKLOADS (1k,100b); the sustained rows'
+// BENCH_SUSTAIN_* (sustain.go) and the WAN rows' BENCH_WAN_* (wan.go).
 //
 // The bed's clusters are shared: every topic this driver makes starts with bench-<run id>- (or is
 // the remote copy A.bench-<run id>-... of one) and is deleted at the end; every kmm and MM2
@@ -51,7 +53,7 @@ type config struct {
 	LatencySecs                       float64
 	MM2Heap                           string
 	Poll                              time.Duration
-	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, latency, verify, workers, wan (default all; verify needs kmm; smoke: all but wan)
+	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, sustained, latency, verify, workers, wan (default all; verify needs kmm; smoke: all but wan)
 	Workloads                         map[string]bool // BENCH_WORKLOADS: 1k, 100b (default both)
 	Perf                              bool            // BENCH_PERF=1: perf record every kmm run (profiling only)
 
@@ -161,9 +163,9 @@ func loadConfig() *config {
 	if c.OutDir == "" {
 		c.OutDir = defOut
 	}
-	defOnly := "ceiling,kmm,mm2,latency,verify,workers,wan"
+	defOnly := "ceiling,kmm,mm2,sustained,latency,verify,workers,wan"
 	if c.Smoke {
-		defOnly = "ceiling,kmm,mm2,latency,verify,workers" // the WAN rows take minutes: BENCH_ONLY=...,wan to include them
+		defOnly = "ceiling,kmm,mm2,sustained,latency,verify,workers" // the WAN rows take minutes: BENCH_ONLY=...,wan to include them
 	}
 	c.Only = listEnv("BENCH_ONLY", defOnly)
 	c.Workloads = listEnv("BENCH_WORKLOADS", "1k,100b")
@@ -351,6 +353,27 @@ func run(ctx context.Context, cfg *config) int {
 				}
 				cfg.pending = nil
 			}
+		}
+	}
+	// Sustained rows: a backlog copied for a warm-up plus a window by each tool (sustain.go).
+	if cfg.Only["sustained"] && ctx.Err() == nil {
+		if err := runSustained(ctx, cfg, rep, ws, record, func(r runResult) {
+			rep.Sustained = append(rep.Sustained, r)
+			if !r.OK {
+				failed++
+				logf("FAILED sustained %s %s rep %d: %s", r.Kind, r.Workload, r.Rep, r.Error)
+				return
+			}
+			plane := ""
+			if r.Plane != "" {
+				plane = " (" + r.Plane + " plane)"
+			}
+			logf("sustained %-5s %-4s rep %d%s: %d records in a %.1f s window: %.0f rec/s, %.1f MB/s, CPU %.1f s/GB (%.2f cores), RSS peak %.0f / steady %.0f MiB (%d samples), start-up %.1f s; others used %.2f cores",
+				r.Kind, r.Workload, r.Rep, plane, r.Records, r.TransferSec, r.RecPerSec, r.MBPerSec, r.CPUPerGB, div(r.CPUTransfer, r.TransferSec),
+				r.WindowPeakRSSMB, r.SteadyRSSMB, r.RSSSamples, r.StartupSec, r.OtherCores)
+		}); err != nil && ctx.Err() == nil {
+			logf("sustained rows: %v", err)
+			failed++
 		}
 	}
 	// Workers: 1, 2 and 3 `kmm replicate` processes sharing the flow (kmm.workers.enabled), then

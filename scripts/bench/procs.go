@@ -138,7 +138,9 @@ func stopAll(cfg *config) {
 	}
 }
 
-func startKMM(cfg *config, name, propsFile, target, logDir string) (*replicator, error) {
+// startKMM starts `kmm replicate`; env is added to its environment after BENCH_KMM_ENV (a later
+// value of the same variable wins).
+func startKMM(cfg *config, name, propsFile, target, logDir string, env ...string) (*replicator, error) {
 	out, err := os.Create(filepath.Join(logDir, "kmm.ndjson"))
 	if err != nil {
 		return nil, err
@@ -158,6 +160,12 @@ func startKMM(cfg *config, name, propsFile, target, logDir string) (*replicator,
 	if extra := os.Getenv("BENCH_KMM_ENV"); extra != "" {
 		// experiments only, e.g. BENCH_KMM_ENV="GOGC=200 GLIBC_TUNABLES=glibc.malloc.trim_threshold=268435456"
 		cmd.Env = append(os.Environ(), strings.Fields(extra)...)
+	}
+	if len(env) > 0 {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, env...)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,13 @@ type runResult struct {
 	// ResumeSec (kmm-workers-N-kill): the longest wait after the kill until an unfinished
 	// partition moved again on the target (the killed worker's partitions taken over).
 	ResumeSec float64 `json:"resume_after_kill_s,omitempty"`
+	// Sustained rows (sustain.go): VmRSS sampled at every poll during the window.
+	WindowPeakRSSMB float64 `json:"window_peak_rss_mb,omitempty"`   // highest sample
+	SteadyRSSMB     float64 `json:"window_steady_rss_mb,omitempty"` // median sample
+	RSSSamples      int     `json:"window_rss_samples,omitempty"`
+	Plane           string  `json:"data_plane,omitempty"` // kmm: the data plane its start line names
+	// Exhausted: with a window, every record was copied before the window ended.
+	Exhausted bool `json:"backlog_exhausted,omitempty"`
 
 	MachineBusy  float64            `json:"machine_busy_cores"` // all CPUs busy during transfer, in cores
 	BrokerCores  map[string]float64 `json:"broker_cores,omitempty"`
@@ -115,11 +123,14 @@ func (r *runResult) finishRates() {
 }
 
 func targetOf(cfg *config, tool string) (alias, bootstrap string) {
-	if tool == "kmm" || tool == "kmm-wan" || tool == "engine" {
+	if isKMM(tool) || tool == "engine" {
 		return "B", cfg.B
 	}
 	return "C", cfg.C
 }
+
+// isKMM: the tool is a `kmm replicate` process (kmm, kmm-wan, kmm-c).
+func isKMM(tool string) bool { return tool == "kmm" || strings.HasPrefix(tool, "kmm-") }
 
 // runReplication replicates workload w with kmm (A->B) or MM2 (A->C) from scratch and measures
 // it; the remote topic and the run's Connect topics are deleted afterwards.
@@ -136,6 +147,8 @@ type runOpts struct {
 	Name                             string        // run name suffix
 	Tasks                            int           // > 0: tasks.max instead of BENCH_TASKS
 	Extra                            []string      // lines appended to the file
+	Env                              []string      // kmm: extra environment (after BENCH_KMM_ENV), e.g. KMM_DATA_PLANE=c
+	SampleRSS                        bool          // with Window: sample VmRSS at every poll of the window
 }
 
 func runReplicationWith(ctx context.Context, cfg *config, tool string, w *workload, rep, order int, o runOpts) runResult {
@@ -172,8 +185,8 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 
 	var r *replicator
 	var err error
-	if tool == "kmm" || tool == "kmm-wan" {
-		r, err = startKMM(cfg, runName, props, alias, logDir)
+	if isKMM(tool) {
+		r, err = startKMM(cfg, runName, props, alias, logDir, o.Env...)
 	} else {
 		r, err = startMM2(cfg, runName, props, alias, logDir)
 	}
@@ -190,12 +203,16 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 	}
 
 	deadline := r.start.Add(cfg.runTimeout(w))
+	if o.Window > 0 {
+		deadline = r.start.Add(180*time.Second + o.Warmup + o.Window) // start-up allowance, then the window
+	}
 	var first, done time.Time
 	var firstCPU cpuWindow
 	var atFirst, copied int64 // records on the target at the first poll that saw any; at done
 	var warmT time.Time       // Window: the first poll at least Warmup after the first record
 	var atWarm int64
 	var warmCPU cpuWindow
+	var rssKB []int64 // SampleRSS: VmRSS at every poll of the window
 	topicSeen := false
 	for {
 		if ctx.Err() != nil {
@@ -207,7 +224,7 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 			return res
 		}
 		if time.Now().After(deadline) {
-			res.Error = fmt.Sprintf("%s did not replicate %d records within %s; log tail:\n%s", tool, sum(w.End), cfg.runTimeout(w), r.logTail(30))
+			res.Error = fmt.Sprintf("%s did not replicate %d records within %s; log tail:\n%s", tool, sum(w.End), deadline.Sub(r.start).Round(time.Second), r.logTail(30))
 			return res
 		}
 		next := time.Now().Add(cfg.Poll)
@@ -231,6 +248,11 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 					warmT, atWarm = now, copied
 					warmCPU = sampleCPU(cfg, r.pid)
 				}
+				if o.SampleRSS && !warmT.IsZero() {
+					if kb, err := procStatusKB(r.pid, "VmRSS"); err == nil {
+						rssKB = append(rssKB, kb)
+					}
+				}
 				complete := true
 				for p := range ends {
 					if ends[p] < w.End[p] {
@@ -240,6 +262,7 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 				}
 				if complete || (o.Window > 0 && !warmT.IsZero() && now.Sub(warmT) >= o.Window) {
 					done = now
+					res.Exhausted = complete && o.Window > 0 && (warmT.IsZero() || now.Sub(warmT) < o.Window)
 					break
 				}
 			}
@@ -271,6 +294,18 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 	res.CPUTransfer = doneCPU.proc - fromCPU.proc
 	res.PeakRSSMB = float64(hwm) / 1024
 	res.RSSMB = float64(rss) / 1024
+	if o.SampleRSS {
+		if len(rssKB) == 0 && rss > 0 {
+			rssKB = []int64{rss} // everything copied before the warm-up ended (smoke sizes)
+		}
+		if len(rssKB) > 0 {
+			sorted := slices.Clone(rssKB)
+			slices.Sort(sorted)
+			res.WindowPeakRSSMB = float64(sorted[len(sorted)-1]) / 1024
+			res.SteadyRSSMB = float64(sorted[len(sorted)/2]) / 1024
+			res.RSSSamples = len(sorted)
+		}
+	}
 	res.attribute(fromCPU, doneCPU)
 	res.finishRates()
 	res.OK = true

@@ -27,6 +27,9 @@ type reportCfg struct {
 	KMMConsumer  rdkafka.Config `json:"kmm_source_consumer"`
 	KMMProducer  rdkafka.Config `json:"kmm_target_producer"`
 	PropsExample string         `json:"properties_example"`
+	// Sustained rows: the window and the warm-up excluded before it, seconds.
+	SustainSeconds float64 `json:"sustain_seconds,omitempty"`
+	SustainWarmup  float64 `json:"sustain_warmup_seconds,omitempty"`
 }
 
 type fact struct {
@@ -47,6 +50,11 @@ type report struct {
 	Latency      []latencyResult `json:"latency_runs"`
 	WAN          []wanRun        `json:"wan_runs,omitempty"`
 	WANSummary   []wanSummary    `json:"wan_summary,omitempty"`
+	// Sustained rows (sustain.go): Kind is the tool (kmm, kmm-c, mm2), Workload the workload
+	// whose record size the backlog has.
+	Sustained       []runResult      `json:"sustained_runs,omitempty"`
+	SustainSummary  []sustainSummary `json:"sustained_summary,omitempty"`
+	SustainBacklogs []workload       `json:"sustained_backlogs,omitempty"`
 }
 
 type stat struct {
@@ -83,8 +91,12 @@ type summary struct {
 }
 
 func reportConfig(cfg *config) reportCfg {
-	return reportCfg{RunID: cfg.ID, Scale: cfg.Scale, Repeats: cfg.Repeats, Tasks: cfg.Tasks, LatencyRate: cfg.LatencyRate,
+	rc := reportCfg{RunID: cfg.ID, Scale: cfg.Scale, Repeats: cfg.Repeats, Tasks: cfg.Tasks, LatencyRate: cfg.LatencyRate,
 		LatencySecs: cfg.LatencySecs, MM2Heap: cfg.MM2Heap, Smoke: cfg.Smoke}
+	if s, err := sustainConfig(cfg); err == nil && cfg.Only["sustained"] {
+		rc.SustainSeconds, rc.SustainWarmup = s.window.Seconds(), s.warmup.Seconds()
+	}
+	return rc
 }
 
 func cmdOut(name string, args ...string) string {
@@ -226,6 +238,7 @@ func (rep *report) ceilingRate(w string, i int) (float64, bool) {
 
 func (rep *report) summarize() {
 	rep.summarizeWAN()
+	rep.summarizeSustained()
 	s := summary{Latency: map[string]map[string]stat{}, LatencyRatios: map[string]ratio{}}
 	check := func(what, target string, v float64, met bool) {
 		s.Targets = append(s.Targets, targetCheck{What: what, Target: target, Value: v, Met: met})
@@ -356,6 +369,22 @@ func (rep *report) summarize() {
 	for k, r := range s.LatencyRatios {
 		s.LatencyRatios[k] = ratioOf(r.Pairs)
 	}
+	for _, ss := range rep.SustainSummary {
+		for _, t := range []struct{ key, label string }{{"kmm", "kmm"}, {"kmm-c", "kmm C plane"}} {
+			if r, ok := ss.Ratios[t.key+"/mm2 records_per_s"]; ok {
+				check(ss.Workload+" sustained: records/s "+t.label+" / MM2", "≥ 2", r.Median, r.Median >= 2)
+			}
+			if r, ok := ss.Ratios[t.key+"/ceiling records_per_s"]; ok {
+				check(ss.Workload+" sustained: records/s "+t.label+" / ceiling", "≥ 0.9", r.Median, r.Median >= 0.9)
+			}
+			if r, ok := ss.Ratios[t.key+"/mm2 cpu_s_per_gb"]; ok {
+				check(ss.Workload+" sustained: CPU-seconds per GB "+t.label+" / MM2", "≤ 0.33", r.Median, r.Median <= 0.33)
+			}
+			if m, ok := ss.Metrics[t.key]["peak_rss_mb"]; ok {
+				check(ss.Workload+" sustained: "+t.label+" peak RSS in the window, MiB", "≤ 128", m.Median, m.Median <= 128)
+			}
+		}
+	}
 	if r, ok := s.LatencyRatios["kmm/mm2 p99_ms"]; ok {
 		check("latency: p99 kmm / MM2", "≤ 0.5", r.Median, r.Median <= 0.5)
 	}
@@ -399,7 +428,12 @@ func smokeCheck(cfg *config, rep *report) error {
 		}
 		kinds[r.Kind]++
 	}
-	want := []string{"ceiling-consume", "ceiling-produce", "kmm", "mm2"}
+	want := []string{"ceiling-consume", "ceiling-produce"}
+	for _, k := range []string{"kmm", "mm2"} {
+		if cfg.Only[k] {
+			want = append(want, k)
+		}
+	}
 	if cfg.Only["verify"] {
 		want = append(want, "verify-ceiling", "verify-full", "verify-metadata")
 	}
@@ -411,10 +445,31 @@ func smokeCheck(cfg *config, rep *report) error {
 			return fmt.Errorf("no %s run in the report", k)
 		}
 	}
-	if len(back.Latency) == 0 || !back.Latency[0].OK || back.Latency[0].P99 <= 0 {
+	if cfg.Only["sustained"] {
+		seen := map[string]bool{}
+		for _, r := range back.Sustained {
+			if !r.OK || r.Records == 0 || r.RecPerSec <= 0 || r.CPUTransfer <= 0 || r.WindowPeakRSSMB <= 0 || r.SteadyRSSMB <= 0 {
+				return fmt.Errorf("sustained run %s %s rep %d not usable: %+v", r.Kind, r.Workload, r.Rep, r)
+			}
+			seen[r.Kind] = true
+		}
+		s, _ := sustainConfig(cfg)
+		for _, t := range s.tools {
+			if !seen[t] {
+				return fmt.Errorf("no sustained %s run in the report", t)
+			}
+		}
+		if len(back.SustainSummary) == 0 || back.SustainSummary[0].Ceiling.N == 0 {
+			return fmt.Errorf("sustained summary has no ceiling")
+		}
+		if md, _ := os.ReadFile(filepath.Join(cfg.OutDir, "benchmarks.md")); !bytes.Contains(md, []byte("## Sustained runs")) {
+			return fmt.Errorf("benchmarks.md has no sustained section")
+		}
+	}
+	if cfg.Only["latency"] && (len(back.Latency) == 0 || !back.Latency[0].OK || back.Latency[0].P99 <= 0) {
 		return fmt.Errorf("no usable latency run")
 	}
-	if len(back.Summary.Workloads) == 0 || len(back.Summary.Workloads[0].Ratios) == 0 {
+	if cfg.Only["kmm"] && cfg.Only["mm2"] && (len(back.Summary.Workloads) == 0 || len(back.Summary.Workloads[0].Ratios) == 0) {
 		return fmt.Errorf("summary has no ratios")
 	}
 	png, err := os.ReadFile(filepath.Join(cfg.OutDir, "benchmarks.png"))
