@@ -1,0 +1,345 @@
+package e2e
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand"
+	"net"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/rdkafka"
+)
+
+// Exactly-once mode (exactly.once.source.support = enabled; docs/mm2-compat.md,
+// "Exactly-once"): every check reads the target as a read_committed consumer does, to the end
+// of each partition (its last stable offset), and counts each source record's copies there.
+
+// eosProps is the flow A->B of topic with exactly-once on (MM2's per-target worker key).
+func eosProps(t *testing.T, topic string, extra ...string) string {
+	t.Helper()
+	return writeProps(t, append([]string{"A->B.enabled = true", "A->B.topics = " + regexp.QuoteMeta(topic),
+		"B.exactly.once.source.support = enabled", "kmm.transaction.interval.ms = 500"}, extra...)...)
+}
+
+// committedSeqs reads topic on c with read_committed to its end and returns, per partition, the
+// sequence number at value[off:off+8] of each record in offset order.
+func committedSeqs(t *testing.T, c testbed.Cluster, topic string, parts, off int) [][]uint64 {
+	t.Helper()
+	out := make([][]uint64, parts)
+	cl := c.Open(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := cl.ReadCommittedToEnd(ctx, topic, 3*time.Minute, func(r rdkafka.Record) {
+		if int(r.Partition) < parts && len(r.Value) >= off+8 {
+			out[r.Partition] = append(out[r.Partition], binary.BigEndian.Uint64(r.Value[off:]))
+		}
+	}); err != nil {
+		t.Fatalf("reading %s on %s (read_committed): %v", topic, c.Name, err)
+	}
+	return out
+}
+
+// compareCommitted compares topic on src with remote on dst as read_committed readers see them:
+// source records missing on the target, extra copies, and the order of first copies.
+func compareCommitted(t *testing.T, src testbed.Cluster, topic string, dst testbed.Cluster, remote string, parts, off int) (missing, dups, total int) {
+	t.Helper()
+	want, got := committedSeqs(t, src, topic, parts, off), committedSeqs(t, dst, remote, parts, off)
+	for p := 0; p < parts; p++ {
+		seen := map[uint64]int{}
+		var firsts []uint64
+		for _, s := range got[p] {
+			if seen[s]++; seen[s] == 1 {
+				firsts = append(firsts, s)
+			} else {
+				dups++
+			}
+		}
+		total += len(want[p])
+		i := 0
+		for _, s := range want[p] {
+			if seen[s] == 0 {
+				missing++
+				continue
+			}
+			for i < len(firsts) && firsts[i] != s {
+				i++
+			}
+			if i == len(firsts) {
+				t.Errorf("partition %d: record %d is on %s out of source order", p, s, dst.Name)
+				return
+			}
+		}
+	}
+	return missing, dups, total
+}
+
+// rawCount is the number of offsets remote's partitions hold on c (records of committed and
+// aborted transactions, and transaction markers).
+func rawCount(t *testing.T, c testbed.Cluster, topic string, parts int) int64 {
+	t.Helper()
+	var n int64
+	for _, e := range endOffsets(t, c, topic, parts) {
+		n += e
+	}
+	return n
+}
+
+// produceSeq writes n records numbered from..from+n-1 (8-byte big-endian values) round-robin to
+// topic's parts partitions.
+func produceSeq(t *testing.T, c testbed.Cluster, topic string, parts, from, n int) {
+	t.Helper()
+	for at := from; at < from+n; at += 50_000 {
+		m := min(50_000, from+n-at)
+		recs := make([]rdkafka.Record, m)
+		for i := range recs {
+			v := make([]byte, 8)
+			binary.BigEndian.PutUint64(v, uint64(at+i))
+			recs[i] = rdkafka.Record{Topic: topic, Partition: int32((at + i) % parts), Value: v}
+		}
+		c.Produce(t, recs)
+	}
+}
+
+// TestFaultKill9EOS: kmm replicate in exactly-once mode is killed with SIGKILL 6 times at random
+// (seeded) moments while it copies 300k records (50k produced before each run), and restarted
+// each time: a read_committed reader of the target sees every source record exactly once.
+func TestFaultKill9EOS(t *testing.T) {
+	bed := testbed.Attach(t)
+	seed := faultSeed(t)
+	rng := rand.New(rand.NewSource(seed))
+	const parts, total, kills = 3, 300_000, 6
+	topic := testbed.Unique(t, "fk9eos")
+	bed.A.CreateTopic(t, topic, parts, nil)
+	props := eosProps(t, topic)
+	remote := "A." + topic
+	const chunk = total / kills
+	var moments []string
+	start := time.Now()
+	for i := 0; i < kills; i++ {
+		before := int64(-1)
+		if i > 0 {
+			before = rawCount(t, bed.B, remote, parts)
+		}
+		produceSeq(t, bed.A, topic, parts, i*chunk, chunk)
+		p := startKMM(t, "replicate", props, "--progress-interval", "1s")
+		began := time.Now()
+		testbed.Eventually(t, time.Minute, func() error {
+			select {
+			case <-p.done:
+				t.Fatalf("kmm run %d exited by itself (code %d):\n%s", i+1, p.cmd.ProcessState.ExitCode(), tail(p.Stderr(), 20))
+			default:
+			}
+			if i == 0 {
+				if !strings.Contains(p.Stderr(), "pipelines") {
+					return fmt.Errorf("run 1 not started yet")
+				}
+				before = 0
+			}
+			if n := rawCount(t, bed.B, remote, parts); n <= before {
+				return fmt.Errorf("run %d wrote nothing yet (target %d offsets, %d before it)", i+1, n, before)
+			}
+			return nil
+		})
+		copying := time.Since(began)
+		d := time.Duration(rng.Intn(1500)) * time.Millisecond
+		time.Sleep(d)
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+		moments = append(moments, fmt.Sprintf("%s+%s", copying.Round(100*time.Millisecond), d.Round(time.Millisecond)))
+	}
+	t.Logf("SIGKILL of each run at (first write seen + random delay): %s; %d records produced and %d kills in %s",
+		strings.Join(moments, ", "), total, kills, time.Since(start).Round(100*time.Millisecond))
+	lastKill := time.Now()
+	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0", "--progress-interval", "5s")
+	f := &faultFlow{src: bed.A, dst: bed.B, topic: topic, remote: remote, props: props, p: p, base: listenBase(t, p)}
+	ends := f.sourceEnds(t)
+	f.waitStored(t, ends, lastKill, 3*time.Minute)
+	recover := time.Since(lastKill)
+	if code := p.stop(t, syscall.SIGTERM, outageShutdown+20*time.Second); code != 0 {
+		t.Fatalf("graceful stop: exit %d\n%s", code, tail(p.Stderr(), 20))
+	}
+	raw := rawCount(t, bed.B, remote, parts)
+	missing, dups, n := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 0)
+	t.Logf("the target holds %d offsets for %d committed copies: the rest are aborted records of the killed runs and transaction markers", raw, n-missing)
+	assertDelivery(t, exactlyOnce, faultResult{Scenario: "kill9-eos", Fault: fmt.Sprintf("exactly-once mode: SIGKILL of kmm %d times, each run 0-1.5 s after it started writing, during %dk records (%dk produced before each run)", kills, total/1000, chunk/1000),
+		Records: n, Lost: missing, Duplicated: dups, RecoverSec: recover.Seconds(), KMMRuns: kills + 1, Seed: seed,
+		Note: fmt.Sprintf("read_committed reader; recovery: last restart -> all committed; target offsets %d for %d records (aborted copies and markers)", raw, n)})
+}
+
+// TestEOSFencing: a second kmm replicate of the same exactly-once flow fences the first: the first
+// stops with an error that says so, the second finishes the copy, and a read_committed reader
+// sees every record once.
+func TestEOSFencing(t *testing.T) {
+	bed := testbed.Attach(t)
+	const parts, total = 3, 200_000
+	topic := testbed.Unique(t, "eosfence")
+	bed.A.CreateTopic(t, topic, parts, nil)
+	props := eosProps(t, topic)
+	remote := "A." + topic
+	produceSeq(t, bed.A, topic, parts, 0, total/2)
+	first := startKMM(t, "replicate", props)
+	testbed.Eventually(t, time.Minute, func() error {
+		select {
+		case <-first.done:
+			t.Fatalf("kmm exited by itself (code %d):\n%s", first.cmd.ProcessState.ExitCode(), tail(first.Stderr(), 20))
+		default:
+		}
+		if n := committedCount(t, bed.B, remote, parts); n == 0 {
+			return fmt.Errorf("nothing committed on B yet")
+		}
+		return nil
+	})
+	produceSeq(t, bed.A, topic, parts, total/2, total/2)
+	second := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
+	select {
+	case <-first.done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the first kmm still runs 90 s after the second started:\n%s", tail(first.Stderr(), 20))
+	}
+	code := first.cmd.ProcessState.ExitCode()
+	if code == 0 || !strings.Contains(first.Stderr(), "fenced") || !strings.Contains(first.Stderr(), "A-mm2-MirrorSourceConnector-0") {
+		t.Fatalf("the fenced kmm exited %d without naming the fencing and its transactional.id:\n%s", code, tail(first.Stderr(), 20))
+	}
+	t.Logf("the first kmm stopped (exit %d): %s", code, lastLine(first.Stderr(), "fenced"))
+	f := &faultFlow{src: bed.A, dst: bed.B, topic: topic, remote: remote, props: props, p: second, base: listenBase(t, second)}
+	f.waitStored(t, f.sourceEnds(t), time.Now(), 2*time.Minute)
+	if code := second.stop(t, syscall.SIGTERM, outageShutdown+20*time.Second); code != 0 {
+		t.Fatalf("graceful stop of the second kmm: exit %d\n%s", code, tail(second.Stderr(), 20))
+	}
+	missing, dups, n := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 0)
+	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader", n, missing, dups)
+	if missing != 0 || dups != 0 || n != total {
+		t.Fatalf("%d of %d records: %d lost, %d duplicated (want 0 and 0)", n, total, missing, dups)
+	}
+}
+
+// committedCount is the number of records a read_committed reader sees in topic on c.
+func committedCount(t *testing.T, c testbed.Cluster, topic string, parts int) int {
+	t.Helper()
+	n := 0
+	for _, s := range committedSeqs(t, c, topic, parts, 0) {
+		n += len(s)
+	}
+	return n
+}
+
+// lastLine returns the last line of s that contains sub.
+func lastLine(s, sub string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], sub) {
+			return lines[i]
+		}
+	}
+	return ""
+}
+
+// freePort returns a TCP port free on 127.0.0.1 right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// eosInteropProps is interopProps for the flow A->B of topic with MM2's exactly-once settings
+// (KIP-618 in dedicated mode: the per-target worker key, the internal REST server for zombie
+// fencing, a read_committed source consumer).
+func eosInteropProps(t *testing.T, bed *testbed.Bed, al aliases, topic string) string {
+	t.Helper()
+	flow := al.A + "->" + al.B
+	return interopProps(t, bed, al, 2, flow+".enabled = true", flow+".topics = "+regexp.QuoteMeta(topic),
+		al.B+".exactly.once.source.support = enabled", "dedicated.mode.enable.internal.rest = true",
+		fmt.Sprintf("listeners = http://127.0.0.1:%d", freePort(t)), al.A+".consumer.isolation.level = read_committed",
+		"kmm.transaction.interval.ms = 500")
+}
+
+// waitCommitted waits until a read_committed reader sees n records in topic on c.
+func waitCommitted(t *testing.T, c testbed.Cluster, topic string, parts, n int, within time.Duration) {
+	t.Helper()
+	testbed.Eventually(t, within, func() error {
+		if got := committedCount(t, c, topic, parts); got < n {
+			return fmt.Errorf("%s on %s: %d of %d records committed", topic, c.Name, got, n)
+		}
+		return nil
+	})
+}
+
+// TestEOSInteropTakeoverFromMM2: MM2 in exactly-once mode (dedicated, KIP-618) replicates part of
+// a stream and is stopped; kmm in exactly-once mode, on the same file, resumes from the
+// positions MM2 committed in mm2-offsets.A.internal: every record exactly once to a
+// read_committed reader.
+func TestEOSInteropTakeoverFromMM2(t *testing.T) {
+	bed := testbed.Attach(t)
+	al := newAliases()
+	topic := testbed.Unique(t, "eostakeover")
+	const parts = 3
+	bed.A.CreateTopic(t, topic, parts, nil)
+	props := eosInteropProps(t, bed, al, topic)
+	remote := al.A + "." + topic
+
+	bed.A.Produce(t, seqRecords(topic, parts, 0, 5000))
+	start := time.Now()
+	m := startMM2(t, bed, props)
+	waitCommitted(t, bed.B, remote, parts, 5000, 2*time.Minute)
+	t.Logf("MM2 (exactly-once) committed the first 5000 records %s after its start", time.Since(start).Round(time.Millisecond))
+	if len(m.grep("ExactlyOnceWorkerSourceTask")) == 0 && len(m.grep("transactional")) == 0 {
+		t.Fatalf("MM2 does not run its source task exactly-once (no ExactlyOnceWorkerSourceTask nor transactional producer in its log)")
+	}
+	bed.A.Produce(t, seqRecords(topic, parts, 5000, 5000))
+	took := m.stop(t)
+	mm2Copied := committedCount(t, bed.B, remote, parts)
+	t.Logf("MM2 stopped in %s with %d of 10000 records committed", took.Round(time.Millisecond), mm2Copied)
+
+	bed.A.Produce(t, seqRecords(topic, parts, 10000, 2000))
+	k := startTool(t, bed, "kmm", props)
+	waitCommitted(t, bed.B, remote, parts, 12000, 2*time.Minute)
+	k.stop(t)
+	missing, dups, n := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 8)
+	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader (MM2 copied %d, kmm the rest)", n, missing, dups, mm2Copied)
+	if missing != 0 || dups != 0 || n != 12000 {
+		t.Fatalf("%d of 12000 records: %d lost, %d duplicated (want 0 and 0)", n, missing, dups)
+	}
+}
+
+// TestEOSInteropHandBackToMM2: kmm in exactly-once mode replicates part of a stream and stops on
+// SIGTERM (its last transaction committed); MM2 in exactly-once mode resumes from kmm's committed
+// positions: every record exactly once to a read_committed reader.
+func TestEOSInteropHandBackToMM2(t *testing.T) {
+	bed := testbed.Attach(t)
+	al := newAliases()
+	topic := testbed.Unique(t, "eoshandback")
+	const parts = 3
+	bed.A.CreateTopic(t, topic, parts, nil)
+	props := eosInteropProps(t, bed, al, topic)
+	remote := al.A + "." + topic
+
+	bed.A.Produce(t, seqRecords(topic, parts, 0, 5000))
+	k := startTool(t, bed, "kmm", props)
+	waitCommitted(t, bed.B, remote, parts, 5000, 2*time.Minute)
+	bed.A.Produce(t, seqRecords(topic, parts, 5000, 5000))
+	k.stop(t)
+	kmmCopied := committedCount(t, bed.B, remote, parts)
+	t.Logf("kmm stopped with %d of 10000 records committed", kmmCopied)
+
+	bed.A.Produce(t, seqRecords(topic, parts, 10000, 2000))
+	start := time.Now()
+	m := startMM2(t, bed, props)
+	waitCommitted(t, bed.B, remote, parts, 12000, 2*time.Minute)
+	t.Logf("MM2 (exactly-once) caught up %s after its start", time.Since(start).Round(time.Millisecond))
+	m.stop(t)
+	missing, dups, n := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 8)
+	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader (kmm copied %d, MM2 the rest)", n, missing, dups, kmmCopied)
+	if missing != 0 || dups != 0 || n != 12000 {
+		t.Fatalf("%d of 12000 records: %d lost, %d duplicated (want 0 and 0)", n, missing, dups)
+	}
+}
