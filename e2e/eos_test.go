@@ -116,7 +116,9 @@ func TestFaultKill9EOS(t *testing.T) {
 	const parts, total, kills = 3, 300_000, 6
 	topic := testbed.Unique(t, "fk9eos")
 	bed.A.CreateTopic(t, topic, parts, nil)
-	props := eosProps(t, topic)
+	// A rate limit (400 KB of records per run at 100 KB/s) keeps each run copying for seconds, so
+	// every kill lands while transactions are open.
+	props := eosProps(t, topic, "kmm.rate.limit.bytes.per.second = 100000")
 	remote := "A." + topic
 	const chunk = total / kills
 	var moments []string
@@ -156,8 +158,10 @@ func TestFaultKill9EOS(t *testing.T) {
 	t.Logf("SIGKILL of each run at (first write seen + random delay): %s; %d records produced and %d kills in %s",
 		strings.Join(moments, ", "), total, kills, time.Since(start).Round(100*time.Millisecond))
 	lastKill := time.Now()
-	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0", "--progress-interval", "5s")
-	f := &faultFlow{src: bed.A, dst: bed.B, topic: topic, remote: remote, props: props, p: p, base: listenBase(t, p)}
+	// The last run copies the rest without the rate limit.
+	final := eosProps(t, topic)
+	p := startKMM(t, "replicate", final, "--listen", "127.0.0.1:0", "--progress-interval", "5s")
+	f := &faultFlow{src: bed.A, dst: bed.B, topic: topic, remote: remote, props: final, p: p, base: listenBase(t, p)}
 	ends := f.sourceEnds(t)
 	f.waitStored(t, ends, lastKill, 3*time.Minute)
 	recover := time.Since(lastKill)
