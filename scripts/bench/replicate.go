@@ -115,7 +115,7 @@ func (r *runResult) finishRates() {
 }
 
 func targetOf(cfg *config, tool string) (alias, bootstrap string) {
-	if tool == "kmm" || tool == "kmm-wan" || tool == "engine" {
+	if tool == "kmm" || tool == "kmm-wan" || tool == "engine" || strings.HasPrefix(tool, "kmm-eos") {
 		return "B", cfg.B
 	}
 	return "C", cfg.C
@@ -172,7 +172,7 @@ func runReplicationWith(ctx context.Context, cfg *config, tool string, w *worklo
 
 	var r *replicator
 	var err error
-	if tool == "kmm" || tool == "kmm-wan" {
+	if tool == "kmm" || tool == "kmm-wan" || strings.HasPrefix(tool, "kmm-eos") {
 		r, err = startKMM(cfg, runName, props, alias, logDir)
 	} else {
 		r, err = startMM2(cfg, runName, props, alias, logDir)
