@@ -347,3 +347,58 @@ func TestEOSInteropHandBackToMM2(t *testing.T) {
 		t.Fatalf("%d of 12000 records: %d lost, %d duplicated (want 0 and 0)", n, missing, dups)
 	}
 }
+
+// TestEOSAbortRewind: in exactly-once mode the target refuses a record for a while (larger than
+// the remote topic's max.message.bytes): kmm aborts the transaction that holds it, rewinds to the
+// last committed positions and copies again, transaction after transaction, without stopping;
+// once the limit is raised it goes on. A read_committed reader sees every record exactly once,
+// although the aborted attempts left copies in the target's log.
+func TestEOSAbortRewind(t *testing.T) {
+	bed := testbed.Attach(t)
+	const parts, n, big = 3, 30_000, 15_000
+	topic := testbed.Unique(t, "eosabort")
+	remote := "A." + topic
+	bed.A.CreateTopic(t, topic, parts, nil)
+	bed.B.CreateTopic(t, remote, parts, map[string]string{"max.message.bytes": "100000"})
+	var recs []rdkafka.Record
+	for i := 0; i < n; i++ {
+		v := make([]byte, 8)
+		if i == big {
+			v = make([]byte, 150_000) // refused by the remote topic until its limit is raised
+		}
+		binary.BigEndian.PutUint64(v, uint64(i))
+		recs = append(recs, rdkafka.Record{Topic: topic, Partition: int32(i % parts), Value: v})
+	}
+	bed.A.Produce(t, recs)
+	// The config sync would drop the remote topic's override (the source's is a default).
+	props := eosProps(t, topic, "sync.topic.configs.enabled = false")
+	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
+	f := &faultFlow{src: bed.A, dst: bed.B, topic: topic, remote: remote, props: props, p: p, base: listenBase(t, p)}
+	testbed.Eventually(t, time.Minute, func() error {
+		f.alive(t, "while the target refuses a record")
+		if !strings.Contains(p.Stderr(), "transaction aborted (") {
+			return fmt.Errorf("no abort yet")
+		}
+		return nil
+	})
+	t.Logf("kmm: %s", lastLine(p.Stderr(), "transaction aborted"))
+	time.Sleep(3 * time.Second) // a few more aborted attempts (warnings say one per 10 s)
+	f.alive(t, "after several aborts")
+	a := bed.B.Admin(t)
+	if err := a.IncrementalAlterTopicConfigs(context.Background(), map[string][]rdkafka.ConfigOp{remote: {{Name: "max.message.bytes", Value: "1048588"}}}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitStored(t, f.sourceEnds(t), time.Now(), 2*time.Minute)
+	if code := p.stop(t, syscall.SIGTERM, outageShutdown+20*time.Second); code != 0 {
+		t.Fatalf("graceful stop: exit %d\n%s", code, tail(p.Stderr(), 20))
+	}
+	raw := rawCount(t, bed.B, remote, parts)
+	missing, dups, total := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 0)
+	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader; the target's log holds %d offsets (aborted copies and markers)", total, missing, dups, raw)
+	if missing != 0 || dups != 0 || total != n {
+		t.Fatalf("%d of %d records: %d lost, %d duplicated (want 0 and 0)", total, n, missing, dups)
+	}
+	if raw <= int64(n)+int64(parts) {
+		t.Fatalf("the target holds %d offsets for %d records: no aborted copy, so no transaction was aborted", raw, n)
+	}
+}

@@ -171,7 +171,8 @@ type Copier struct {
 	byID      atomic.Pointer[[]*CopyPart] // parts by CopyPart.id
 	readBytes atomic.Int64                // value bytes handed to the producer (C plane)
 
-	txn *txnState // exactly-once (EnableTransactions; txn.go); nil: at least once
+	txn             *txnState // exactly-once (EnableTransactions; txn.go); nil: at least once
+	txnDrainAborted bool      // Drain's last transaction was aborted (not everything is committed)
 }
 
 // Plane is the data plane the copier runs (PlaneGo or PlaneC).
@@ -665,6 +666,15 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			if gone := c.gone(p, off, err); gone != nil {
 				c.setFatal(gone)
 				return
+			}
+			if c.txn != nil && !IsAuthorization(err) {
+				// The transaction failed (librdkafka refuses records until it is aborted):
+				// abort, rewind, and read this record again.
+				if ferr := c.txnProduceFailed(p, off, err); ferr != nil {
+					c.setFatal(ferr)
+					return
+				}
+				break
 			}
 			c.setFatal(Deny(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, part, err), orName(c.TargetCluster, c.name+" target"), c.pcfg, "Write", "topic", p.DstTopic))
 			return

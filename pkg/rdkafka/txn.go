@@ -55,8 +55,10 @@ type txnState struct {
 	// failed is the first delivery failure of a record of the open transaction (delivery
 	// goroutine): the transaction is aborted at its commit, and nothing after it is acknowledged.
 	failed atomic.Pointer[error]
-	// commits and aborts count transactions (metrics, tests).
+	// commits and aborts count transactions (metrics, tests); abortsInARow those since the last
+	// commit (consumer goroutine).
 	commits, aborts atomic.Int64
+	abortsInARow    int
 }
 
 // TransactionalID is the copier's transactional.id ("" for an at-least-once copier).
@@ -135,9 +137,9 @@ func txnFenced(err error) bool {
 // txnFatal is the error that stops a transactional copier: fencing explained, anything else as is.
 func (c *Copier) txnFatal(err error) error {
 	if txnFenced(err) && !IsCode(err, kafka.ErrTransactionalIDAuthorizationFailed) {
-		return kerr.WithHint(kerr.New(kerr.CheckFailed, "%s: fenced: another producer registered this pipeline's transactional.id %s on %s (a second `kmm replicate` of the flow, or MirrorMaker 2 in exactly-once mode); this one stops, and its open transaction is aborted (nothing it copied since its last commit is visible to read_committed readers): %v",
+		return kerr.WithHint(kerr.New(kerr.CheckFailed, "%s: fenced: another producer registered this pipeline's transactional.id %s on %s (a second `kmm replicate` of the flow, or MirrorMaker 2 in exactly-once mode), or the coordinator aborted a transaction left open longer than transaction.timeout.ms; this one stops, and its open transaction is aborted (nothing it copied since its last commit is visible to read_committed readers): %v",
 			c.name, c.txn.id, orName(c.TargetCluster, "the target"), err),
-			"run one `kmm replicate` per exactly-once flow (and never MM2 beside it)")
+			"run one `kmm replicate` per exactly-once flow (and never MM2 beside it); if none other runs, raise "+orName(c.TargetCluster, "<T>")+".producer.transaction.timeout.ms")
 	}
 	if IsCode(err, kafka.ErrTransactionalIDAuthorizationFailed) {
 		return Deny(fmt.Errorf("%s: transactional.id %s: %w", c.name, c.txn.id, err), orName(c.TargetCluster, c.name+" target"), c.pcfg, "Write", "transactional-id", c.txn.id)
@@ -191,8 +193,8 @@ func (c *Copier) txnCommit(until time.Time, stopping bool) error {
 		if len(parts) == 0 && !t.open {
 			return nil
 		}
-		if t.failed.Load() != nil {
-			return c.txnAbort(until)
+		if f := t.failed.Load(); f != nil {
+			return c.txnAbort(until, *f)
 		}
 		if err := c.txnBegin(); err != nil {
 			return err
@@ -212,7 +214,7 @@ func (c *Copier) txnCommit(until time.Time, stopping bool) error {
 				if IsFatalErr(err) || txnFenced(err) {
 					return c.txnFatal(err)
 				}
-				return c.txnAbort(until)
+				return c.txnAbort(until, fmt.Errorf("%s: writing the progress of %s[%d]: %w", c.name, p.SrcTopic, p.Partition, err))
 			}
 		}
 		t.committing, t.cParts, t.cPos = true, parts, pos
@@ -229,9 +231,8 @@ func (c *Copier) txnCommit(until time.Time, stopping bool) error {
 		case IsFatalErr(err) || txnFenced(err):
 			return c.txnFatal(err)
 		case errors.As(err, &ke) && ke.TxnRequiresAbort():
-			c.h.Warn("target", fmt.Errorf("%s: transaction aborted, copying again from the last committed positions: %w", c.name, err))
 			t.committing = false
-			return c.txnAbort(until)
+			return c.txnAbort(until, fmt.Errorf("%s: commit: %w", c.name, err))
 		case time.Now().Before(until) && !c.giveUp.Load() && !(stopping && c.stop.Load()):
 			continue // retriable (a timeout: the target is slow or away): resume the commit
 		default:
@@ -241,6 +242,7 @@ func (c *Copier) txnCommit(until time.Time, stopping bool) error {
 	parts, pos := t.cParts, t.cPos
 	t.open, t.committing, t.cParts, t.cPos = false, false, nil, nil
 	t.commits.Add(1)
+	t.abortsInARow = 0
 	if f := t.failed.Load(); f != nil {
 		// librdkafka fails the commit when a record of the transaction failed; be safe anyway.
 		return c.setFatalErr(fmt.Errorf("%s: a transaction committed although a record of it failed: %w", c.name, *f))
@@ -269,11 +271,19 @@ func (c *Copier) awaitReports(until time.Time) {
 	}
 }
 
-// txnAbort aborts the open transaction and rewinds every partition to its committed position:
-// the consumer reads again from the offset after it, and the handler forgets the aborted
-// acknowledgements.
-func (c *Copier) txnAbort(until time.Time) error {
+// txnMaxAborts is how many transactions in a row may fail before the copier stops: a record the
+// target refuses for good (too large, say) would otherwise be copied and aborted forever. Each
+// abort waits a little longer before copying again (txnAbort), about 40 s for all of them.
+const txnMaxAborts = 20
+
+// txnAbort aborts the open transaction, whose records failed for cause, and rewinds every
+// partition to its committed position: the consumer reads again from the offset after it, and
+// the handler forgets the aborted acknowledgements. After txnMaxAborts in a row without a commit
+// it returns the error that stops the copier.
+func (c *Copier) txnAbort(until time.Time, cause error) error {
 	t := c.txn
+	t.abortsInARow++
+
 	if t.open {
 		for {
 			ctx, cancel := context.WithDeadline(context.Background(), until)
@@ -293,6 +303,13 @@ func (c *Copier) txnAbort(until time.Time) error {
 	}
 	t.aborts.Add(1)
 	c.awaitReports(until)
+	if f := t.failed.Load(); f != nil {
+		cause = *f // the record that failed first says more than the producer's state
+	}
+	if t.abortsInARow >= txnMaxAborts {
+		return fmt.Errorf("%s: %d transactions in a row failed and were aborted (nothing of them is visible to read_committed readers); the last: %w", c.name, t.abortsInARow, cause)
+	}
+	c.h.Warn("target", fmt.Errorf("%s: transaction aborted (%d in a row), copying again from the last committed positions: %w", c.name, t.abortsInARow, cause))
 	var parts []*CopyPart
 	var pos []int64
 	if l := c.byID.Load(); l != nil {
@@ -328,18 +345,27 @@ func (c *Copier) txnAbort(until time.Time) error {
 		t.failed.Store(nil)
 		t.h.Aborted(parts, pos)
 	})
+	// Back off before copying again: 200 ms more per abort in a row, at most 4 s.
+	for end := time.Now().Add(min(time.Duration(t.abortsInARow)*200*time.Millisecond, 4*time.Second)); time.Now().Before(end) && !c.stop.Load() && !c.giveUp.Load(); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.lastCommit = time.Now()
 	return nil
 }
 
 // txnDrain commits the last transaction once the consumer goroutine has ended (Drain). It
 // reports whether everything copied is committed.
 func (c *Copier) txnDrain(deadline time.Time) bool {
+	aborts := c.txn.aborts.Load()
 	if err := c.txnCommit(deadline, false); err != nil {
 		c.setFatal(err)
 		return false
 	}
+	if c.txn.aborts.Load() != aborts {
+		c.txnDrainAborted = true // copied again by the next run, from the committed positions
+	}
 	parts, _ := c.txnMoved()
-	return !c.txn.open && len(parts) == 0 && c.txn.failed.Load() == nil
+	return !c.txnDrainAborted && !c.txn.open && len(parts) == 0 && c.txn.failed.Load() == nil
 }
 
 // txnAbandon aborts the open transaction at stop (Abandon): nothing of it becomes visible, and
@@ -443,4 +469,19 @@ func (c *Cluster) ReadCommittedToEnd(ctx context.Context, topic string, within t
 		}
 	}
 	return nil
+}
+
+// txnProduceFailed handles a record the producer refused in a transaction (consumer goroutine):
+// a fenced or fatal producer stops the copier (the error returned); otherwise the transaction is
+// aborted and every partition rewound, so the record is read and produced again.
+func (c *Copier) txnProduceFailed(p *CopyPart, off int64, err error) error {
+	if IsFatalErr(err) || txnFenced(err) {
+		return c.txnFatal(err)
+	}
+	cause := fmt.Errorf("%s: produce the record from %s[%d] offset %d to %s: %w", c.name, p.SrcTopic, p.Partition, off, p.DstTopic, err)
+	if f := c.txn.failed.Load(); f != nil {
+		cause = *f // the failure that put the transaction in this state
+	}
+	c.txn.committing = false
+	return c.txnAbort(time.Now().Add(time.Minute), cause)
 }
