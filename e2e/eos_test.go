@@ -374,15 +374,22 @@ func TestEOSAbortRewind(t *testing.T) {
 	props := eosProps(t, topic, "sync.topic.configs.enabled = false")
 	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
 	f := &faultFlow{src: bed.A, dst: bed.B, topic: topic, remote: remote, props: props, p: p, base: listenBase(t, p)}
+	// Seen from outside: the target's log grows past the source's record count only with copies
+	// of aborted transactions (each abort copies again from the committed positions).
 	testbed.Eventually(t, time.Minute, func() error {
 		f.alive(t, "while the target refuses a record")
+		if raw := rawCount(t, bed.B, remote, parts); raw < n+2000 {
+			return fmt.Errorf("the target holds %d offsets for %d source records: no aborted copies yet", raw, n)
+		}
+		return nil
+	})
+	testbed.Eventually(t, 30*time.Second, func() error {
 		if !strings.Contains(p.Stderr(), "transaction aborted (") {
-			return fmt.Errorf("no abort yet")
+			return fmt.Errorf("kmm did not warn about an aborted transaction")
 		}
 		return nil
 	})
 	t.Logf("kmm: %s", lastLine(p.Stderr(), "transaction aborted"))
-	time.Sleep(3 * time.Second) // a few more aborted attempts (warnings say one per 10 s)
 	f.alive(t, "after several aborts")
 	a := bed.B.Admin(t)
 	if err := a.IncrementalAlterTopicConfigs(context.Background(), map[string][]rdkafka.ConfigOp{remote: {{Name: "max.message.bytes", Value: "1048588"}}}); err != nil {

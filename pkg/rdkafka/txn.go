@@ -23,6 +23,10 @@ import (
 // copier with an error that says so. Only the Go data plane has it (NewCopier falls back to Go
 // when the producer settings carry a transactional.id).
 
+// ErrTxnAborted marks the warning a transactional Copier gives its handler (Warn) when it
+// aborted a transaction and rewound.
+var ErrTxnAborted = errors.New("transaction aborted")
+
 // TxnConfig turns a Copier exactly-once (EnableTransactions).
 type TxnConfig struct {
 	// Interval is how often the open transaction is committed.
@@ -155,8 +159,15 @@ func (c *Copier) txnDeliveryFailed(s *slot, err error) {
 		return
 	}
 	e := fmt.Errorf("%s: the record from %s[%d] offset %d was not written: %w", c.name, s.p.SrcTopic, s.p.Partition, s.srcOff, err)
-	c.txn.failed.CompareAndSwap(nil, &e)
+	if c.txn.failed.CompareAndSwap(nil, &e) || isPurge(err) {
+		return
+	}
+	if f := c.txn.failed.Load(); f != nil && isPurge(*f) {
+		c.txn.failed.Store(&e) // the cause, rather than the records librdkafka purged because of it
+	}
 }
+
+func isPurge(err error) bool { return IsCode(err, kafka.ErrPurgeQueue) || IsCode(err, kafka.ErrPurgeInflight) }
 
 // IsFatalErr says whether err is a fatal librdkafka error.
 func IsFatalErr(err error) bool {
@@ -309,7 +320,7 @@ func (c *Copier) txnAbort(until time.Time, cause error) error {
 	if t.abortsInARow >= txnMaxAborts {
 		return fmt.Errorf("%s: %d transactions in a row failed and were aborted (nothing of them is visible to read_committed readers); the last: %w", c.name, t.abortsInARow, cause)
 	}
-	c.h.Warn("target", fmt.Errorf("%s: transaction aborted (%d in a row), copying again from the last committed positions: %w", c.name, t.abortsInARow, cause))
+	c.h.Warn("target", fmt.Errorf("%s: %w (%d in a row), copying again from the last committed positions: %w", c.name, ErrTxnAborted, t.abortsInARow, cause))
 	var parts []*CopyPart
 	var pos []int64
 	if l := c.byID.Load(); l != nil {

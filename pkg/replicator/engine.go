@@ -1092,6 +1092,10 @@ func (e *engine) Gap(p *rdkafka.CopyPart, expected, got int64) {
 // Warn receives a pipeline client's problems: failures to reach a cluster go to its watch
 // (which logs the outage once); anything else is a rate-limited warning.
 func (e *engine) Warn(side string, err error) {
+	if errors.Is(err, rdkafka.ErrTxnAborted) { // its own key: librdkafka's TXNERR line comes first
+		e.warnLimited("txn-abort", nil, fmt.Sprintf("cluster %s (%s): %v", e.flow.Target, e.flow.TargetBootstrap, err))
+		return
+	}
 	alias, boot, w := e.flow.Source, e.flow.SourceBootstrap, e.srcW
 	if side == "target" {
 		alias, boot, w = e.flow.Target, e.flow.TargetBootstrap, e.tgtW
