@@ -167,7 +167,9 @@ func (c *Copier) txnDeliveryFailed(s *slot, err error) {
 	}
 }
 
-func isPurge(err error) bool { return IsCode(err, kafka.ErrPurgeQueue) || IsCode(err, kafka.ErrPurgeInflight) }
+func isPurge(err error) bool {
+	return IsCode(err, kafka.ErrPurgeQueue) || IsCode(err, kafka.ErrPurgeInflight)
+}
 
 // IsFatalErr says whether err is a fatal librdkafka error.
 func IsFatalErr(err error) bool {
