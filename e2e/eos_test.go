@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -77,6 +78,58 @@ func compareCommitted(t *testing.T, src testbed.Cluster, topic string, dst testb
 		}
 	}
 	return missing, dups, total
+}
+
+// committedAt reads topic on c with read_committed and returns, per partition, the sequence
+// number (value[0:8]) of the record at each offset.
+func committedAt(t *testing.T, c testbed.Cluster, topic string) map[int32]map[int64]uint64 {
+	t.Helper()
+	out := map[int32]map[int64]uint64{}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := c.Open(t).ReadCommittedToEnd(ctx, topic, 3*time.Minute, func(r rdkafka.Record) {
+		if out[r.Partition] == nil {
+			out[r.Partition] = map[int64]uint64{}
+		}
+		if len(r.Value) >= 8 {
+			out[r.Partition][r.Offset] = binary.BigEndian.Uint64(r.Value)
+		}
+	}); err != nil {
+		t.Fatalf("reading %s on %s (read_committed): %v", topic, c.Name, err)
+	}
+	return out
+}
+
+// checkSyncsCommitted fails unless every offset sync of topic (mm2-offset-syncs.B.internal on A)
+// pairs a source record with its committed copy: the target offset holds, for a read_committed
+// reader, the copy of the record at the source offset. A sync for a record of an aborted
+// transaction names an offset no read_committed reader receives. It returns the syncs checked.
+func checkSyncsCommitted(t *testing.T, src, dst testbed.Cluster, topic, remote string) int {
+	t.Helper()
+	srcAt, dstAt := committedAt(t, src, topic), committedAt(t, dst, remote)
+	syncs := "mm2-offset-syncs." + dst.Name + ".internal"
+	n := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := src.Open(t).ReadCommittedToEnd(ctx, syncs, 3*time.Minute, func(r rdkafka.Record) {
+		s, err := mm2wire.DecodeOffsetSync(r.Key, r.Value)
+		if err != nil || s.Topic != topic {
+			return
+		}
+		n++
+		want, ok := srcAt[s.Partition][s.UpstreamOffset]
+		if !ok {
+			t.Errorf("offset sync %s[%d] %d -> %d: no source record at %d", topic, s.Partition, s.UpstreamOffset, s.DownstreamOffset, s.UpstreamOffset)
+			return
+		}
+		if got, ok := dstAt[s.Partition][s.DownstreamOffset]; !ok || got != want {
+			t.Errorf("offset sync %s[%d] %d -> %d: the committed record at %s[%d] %d is %d (present %v), want the copy of %d (a sync for an aborted record?)",
+				topic, s.Partition, s.UpstreamOffset, s.DownstreamOffset, remote, s.Partition, s.DownstreamOffset, got, ok, want)
+		}
+	}); err != nil {
+		t.Fatalf("reading %s on %s: %v", syncs, src.Name, err)
+	}
+	return n
 }
 
 // rawCount is the number of offsets remote's partitions hold on c (records of committed and
@@ -171,6 +224,11 @@ func TestFaultKill9EOS(t *testing.T) {
 	raw := rawCount(t, bed.B, remote, parts)
 	missing, dups, n := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 0)
 	t.Logf("the target holds %d offsets for %d committed copies: the rest are aborted records of the killed runs and transaction markers", raw, n-missing)
+	syncs := checkSyncsCommitted(t, bed.A, bed.B, topic, remote)
+	t.Logf("%d offset syncs, each pairing a source record with its committed copy", syncs)
+	if syncs == 0 {
+		t.Errorf("no offset syncs for %s", topic)
+	}
 	assertDelivery(t, exactlyOnce, faultResult{Scenario: "kill9-eos", Fault: fmt.Sprintf("exactly-once mode: SIGKILL of kmm %d times, each run 0-1.5 s after it started writing, during %dk records (%dk produced before each run)", kills, total/1000, chunk/1000),
 		Records: n, Lost: missing, Duplicated: dups, RecoverSec: recover.Seconds(), KMMRuns: kills + 1, Seed: seed,
 		Note: fmt.Sprintf("read_committed reader; recovery: last restart -> all committed; target offsets %d for %d records (aborted copies and markers)", raw, n)})
