@@ -38,7 +38,7 @@ type faultMode string
 
 const (
 	atLeastOnce faultMode = "at-least-once"
-	// exactlyOnce faultMode = "exactly-once" // not implemented yet (issue 17 item 1)
+	exactlyOnce faultMode = "exactly-once" // exactly.once.source.support = enabled (TestFaultKill9EOS)
 )
 
 const (

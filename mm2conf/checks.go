@@ -277,6 +277,9 @@ func checkTopLevelKey(e rawEntry, cands []string, aliases map[string]bool, targe
 	if k == "plugin.path" || k == "plugin.discovery" {
 		return // MirrorMakerConfig builds its plugin loader from these top-level keys
 	}
+	if k == eosKey {
+		return // kmm honours it at top level; checkExactlyOnce explains what MM2 does
+	}
 	if _, ok := workerKeyIndex[k]; ok {
 		sink.warn("worker-key-top-level", e.Pos, k, fmt.Sprintf("%s is a Connect worker setting, which MM2 ignores at top level (only offset.storage*, config.storage*, status.storage*, *.converter*, task*, worker* and replication.policy* are copied)", k),
 			fmt.Sprintf("write it per target cluster, e.g. %s.%s", target, k))
@@ -508,11 +511,11 @@ func (c *Config) checkFlow(f *Flow, sink *diagSink) {
 	c.checkReplicationProducer(f, sink)
 	if v, ok := conn["exactly.once.support"]; ok && javaTrim(v.Resolved()) == "required" {
 		pos, key := at("exactly.once.support")
-		sink.warn("exactly-once", pos, key, "exactly.once.support = required: kmm replicates at least once; it does not provide MM2's exactly-once (KIP-618) delivery", "")
+		if !f.Settings.ExactlyOnce {
+			sink.warn("exactly-once", pos, key, "exactly.once.support = required, but exactly.once.source.support is not enabled for "+f.Target+": kmm (like MM2's worker) replicates this flow at least once", "write "+f.Target+".exactly.once.source.support = enabled")
+		}
 	}
-	if v, ok := f.Worker["exactly.once.source.support"]; ok && javaTrim(v.Resolved()) != "disabled" {
-		sink.warn("exactly-once", v.Origin.Pos, v.Origin.Key, "exactly.once.source.support: kmm replicates at least once; it does not provide MM2's exactly-once (KIP-618) delivery", "")
-	}
+	c.checkExactlyOnce(f, sink)
 }
 
 // checkNaming explains names MM2 makes differently from its defaults: an empty

@@ -79,6 +79,15 @@ type Settings struct {
 	// DataPlane is kmm.data.plane: "go" or "c" (lower case).
 	DataPlane string
 
+	// ExactlyOnce: exactly.once.source.support = enabled for the flow's target, as MM2 reads it
+	// (<T>.exactly.once.source.support, a worker key), or at top level (kmm only: MM2 ignores
+	// it there). ExactlyOnceKey is the key that set it, as written.
+	ExactlyOnce    bool
+	ExactlyOnceKey string
+	// TransactionInterval is kmm.transaction.interval.ms: how often an exactly-once pipeline
+	// commits its transaction (records and their progress record).
+	TransactionInterval time.Duration
+
 	// SourceClusterAlias and TargetClusterAlias are the aliases MM2's
 	// connectors use in every name they make (remote topics, internal
 	// topics, heartbeat keys, the Connect source partitions, the cycle
@@ -286,6 +295,16 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 			"set it to c (records stay in librdkafka) or go, or remove it for the default go")
 		bad = true
 	}
+
+	s.TransactionInterval = ms("kmm.transaction.interval.ms")
+	if v, ok := conn["kmm.transaction.interval.ms"]; ok && s.TransactionInterval <= 0 {
+		if n, err := ParseLong(v.Resolved()); err == nil {
+			sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.transaction.interval.ms = %d is not positive", n),
+				"set how often an exactly-once pipeline commits, e.g. 1000, or remove it for the default 1000")
+		}
+		bad = true
+	}
+	c.exactlyOnce(f)
 
 	// Type-check and validate every other known key that is present, client security keys
 	// included: each connector's ConfigDef has them, so MM2 rejects the flow for a bad one even

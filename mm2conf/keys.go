@@ -137,6 +137,12 @@ var KMMKeys = []keyDef{
 	// "c" (records stay in librdkafka, C code moves them from the consumer to the producer;
 	// docs/benchmarks.md). The environment variable KMM_DATA_PLANE overrides it.
 	{Name: "kmm.data.plane", Type: "STRING", Default: "go"},
+	// Exactly-once mode (exactly.once.source.support = enabled): how often each pipeline commits
+	// its transaction, the records copied since the last commit and their progress record in
+	// mm2-offsets.<S>.internal. Longer: fewer commits (more throughput), more records re-read
+	// after a crash and a later view for read_committed readers. It must stay well below the
+	// target producer's transaction.timeout.ms.
+	{Name: "kmm.transaction.interval.ms", Type: "LONG", Default: "1000"},
 }
 
 func isKMMKey(k string) bool {

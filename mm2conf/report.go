@@ -181,12 +181,14 @@ type ExplainSection struct {
 
 // ExplainFlow is one flow's sections.
 type ExplainFlow struct {
-	Name     string           `json:"name"`
-	Source   string           `json:"source"`
-	Target   string           `json:"target"`
-	Herder   string           `json:"herder"`
-	Enabled  bool             `json:"enabled"`
-	Sections []ExplainSection `json:"sections"`
+	Name    string `json:"name"`
+	Source  string `json:"source"`
+	Target  string `json:"target"`
+	Herder  string `json:"herder"`
+	Enabled bool   `json:"enabled"`
+	// ExactlyOnce: exactly.once.source.support = enabled applies to the flow.
+	ExactlyOnce bool             `json:"exactly_once,omitempty"`
+	Sections    []ExplainSection `json:"sections"`
 }
 
 // ExplainReport is what `kmm config explain` shows.
@@ -317,7 +319,7 @@ func NewExplainReport(c *Config, opts ExplainOptions) (*ExplainReport, error) {
 		if opts.Flow != "" && f.Name() != opts.Flow {
 			continue
 		}
-		ef := ExplainFlow{Name: f.Name(), Source: f.Source, Target: f.Target, Herder: f.HerderReason, Enabled: f.Enabled}
+		ef := ExplainFlow{Name: f.Name(), Source: f.Source, Target: f.Target, Herder: f.HerderReason, Enabled: f.Enabled, ExactlyOnce: f.Enabled && f.Settings.ExactlyOnce}
 		if want("connector") {
 			s := ExplainSection{Name: "connector", Entries: []ExplainEntry{}}
 			for _, st := range f.Effective {

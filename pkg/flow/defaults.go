@@ -77,6 +77,14 @@ var Defaults = []Default{
 	engineOnly(interval("(offset-sync promotion interval, ms)", time.Millisecond, 0, time.Second,
 		"MM2 promotes delayed offset syncs at every offset commit; kmm every second, so a caught-up group translates exactly within about a second",
 		func(f *Flow) *time.Duration { return &f.SyncPromoteInterval }), "at every offset commit"),
+	// Exactly-once mode only (exactly.once.source.support = enabled): mm2conf reads the key.
+	{Key: "kmm.transaction.interval.ms", MM2: "every poll (transaction.boundary = poll)", KMM: "1000",
+		Why: "exactly-once mode: a pipeline commits its transaction (records and progress record) every second, not after every batch it reads: fewer, larger transactions",
+		fill: func(f *Flow) {
+			if f.TransactionInterval <= 0 {
+				f.TransactionInterval = time.Second
+			}
+		}},
 	// Applied by FromMM2 from the target producer's translated settings (a connector's
 	// producer.override.* counts as set too), not by an override: see WANMaxInFlight.
 	{Key: "<T>.producer.max.in.flight.requests.per.connection", MM2: "1", KMM: strconv.Itoa(WANMaxInFlight),

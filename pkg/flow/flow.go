@@ -133,8 +133,49 @@ type Flow struct {
 	RateLimit int64
 	// DataPlane is kmm.data.plane: "go" or "c" (mm2conf fills in the default, "c").
 	DataPlane string
+	// ExactlyOnce: exactly.once.source.support = enabled (docs/mm2-compat.md, "Exactly-once"):
+	// each pipeline writes its records and their progress record in one transaction on the
+	// target, committed every TransactionInterval (kmm.transaction.interval.ms).
+	ExactlyOnce         bool
+	TransactionInterval time.Duration
 
 	validated bool
+}
+
+// ConnectorName is MM2's name of the connector that replicates records; with the worker's
+// group.id it makes the transactional ids of the exactly-once pipelines.
+const ConnectorName = "MirrorSourceConnector"
+
+// TransactionalProducer is ReplicationProducer for pipeline (task) i of an exactly-once flow:
+// its transactional.id, and a delivery timeout within transaction.timeout.ms (librdkafka
+// refuses a longer one; Connect's producer default is Integer.MAX_VALUE).
+func (f *Flow) TransactionalProducer(i int) map[string]string {
+	m := f.ReplicationProducer()
+	m["transactional.id"] = f.TransactionalID(i)
+	txn := DefaultTransactionTimeoutMs
+	if n, err := strconv.Atoi(m["transaction.timeout.ms"]); err == nil && n > 0 {
+		txn = n
+	}
+	d := txn
+	for _, k := range []string{"message.timeout.ms", "delivery.timeout.ms"} {
+		if n, err := strconv.Atoi(m[k]); err == nil && n > 0 && n < d {
+			d = n
+		}
+		delete(m, k)
+	}
+	m["message.timeout.ms"] = strconv.Itoa(d)
+	return m
+}
+
+// DefaultTransactionTimeoutMs is transaction.timeout.ms when the file does not set it (Java's
+// and librdkafka's default).
+const DefaultTransactionTimeoutMs = 60000
+
+// TransactionalID is the transactional.id of pipeline (task) i in exactly-once mode: Connect's
+// Worker.taskTransactionalId(group.id, connector, task), "<S>-mm2-MirrorSourceConnector-<i>"
+// by default, so a kmm and an MM2 running the same flow fence each other.
+func (f *Flow) TransactionalID(i int) string {
+	return fmt.Sprintf("%s-%s-%d", f.MM2Group, ConnectorName, i)
 }
 
 // Name is "S->T".

@@ -104,6 +104,8 @@ func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
 		Workers:                  s.WorkersEnabled,
 		RateLimit:                s.RateLimitBytesPerSecond,
 		DataPlane:                s.DataPlane,
+		ExactlyOnce:              s.ExactlyOnce,
+		TransactionInterval:      s.TransactionInterval,
 		AdminTimeout:             s.AdminTimeout,
 	}
 	if cc := mf.ClientConfig(Role(Target, Producer)); cc != nil {

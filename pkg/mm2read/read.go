@@ -135,6 +135,7 @@ func ReadSourcePositionsAt(ctx context.Context, a cluster.Cluster, topic, alias 
 	}
 	pos := map[cluster.TP]int64{}
 	deadline := time.Now().Add(2 * time.Minute)
+	quietSince := time.Now()
 	for remaining > 0 {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("reading %s: not at the end after 2 minutes", topic)
@@ -142,6 +143,14 @@ func ReadSourcePositionsAt(ctx context.Context, a cluster.Cluster, topic, alias 
 		recs, err := c.Poll(ctx, 5000, 500*time.Millisecond)
 		if err != nil {
 			return nil, err
+		}
+		// The last offsets of a partition written in transactions (exactly-once: kmm's or MM2's
+		// pipelines) hold a commit marker, which no consumer receives: stop waiting for them
+		// after cluster.DefaultIdle without any record (the PartitionReader's rule).
+		if len(recs) > 0 {
+			quietSince = time.Now()
+		} else if time.Since(quietSince) >= cluster.DefaultIdle {
+			break
 		}
 		for _, r := range recs {
 			tp := cluster.TP{Topic: r.Topic, Partition: r.Partition}

@@ -38,6 +38,10 @@ type CopyPart struct {
 	// acknowledged (delivery goroutine; -1 none); idleAt an end offset waiting for the
 	// acknowledgement of idleAfter before Idle is called (delivery goroutine; -1 none).
 	lastProduced, ackedTo, idleAt, idleAfter int64
+
+	// Exactly-once (txn.go; consumer goroutine): the last source offset done in the open
+	// transaction and the last committed (-1 none), and the start offset Add was given.
+	txnDone, txnCommitted, txnStart int64
 }
 
 // HeaderOrigin is the provenance header a Copier with SetOrigin adds to every record it copies:
@@ -166,6 +170,9 @@ type Copier struct {
 	plogs     chan kafka.LogEvent         // the C plane producer's log lines
 	byID      atomic.Pointer[[]*CopyPart] // parts by CopyPart.id
 	readBytes atomic.Int64                // value bytes handed to the producer (C plane)
+
+	txn             *txnState // exactly-once (EnableTransactions; txn.go); nil: at least once
+	txnDrainAborted bool      // Drain's last transaction was aborted (not everything is committed)
 }
 
 // Plane is the data plane the copier runs (PlaneGo or PlaneC).
@@ -341,7 +348,9 @@ func NewCopier(name string, consumer, producer Config, h CopyHandler, opts ...Co
 		f(&o)
 	}
 	plane := PlaneGo
-	if o.plane == PlaneC {
+	if o.plane == PlaneC && producer["transactional.id"] != "" {
+		logger().Warn("exactly-once runs on the Go data plane only; using the Go data plane", "copier", name)
+	} else if o.plane == PlaneC {
 		plane = PlaneC
 		if why := cPlaneUnsupported(consumer, producer); why != "" {
 			logger().Warn("kmm.data.plane = c is not available for these settings; using the Go data plane", "copier", name, "reason", why)
@@ -435,6 +444,7 @@ func (c *Copier) Add(parts []*CopyPart, start []int64) error {
 		off := c.reset
 		p.nextExpected, p.echoTail = -1, -1
 		p.lastProduced, p.ackedTo, p.idleAt, p.idleAfter = -1, -1, -1, -1
+		txnAdded(p, start[i])
 		if start[i] >= 0 {
 			off = kafka.Offset(start[i])
 			p.nextExpected = start[i]
@@ -518,6 +528,15 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			c.serveRemovals()
 			lastTopc, lastList = "", nil
 		}
+		if c.txn != nil && c.txnDue() {
+			if err := c.txnCommit(time.Now().Add(time.Hour), true); err != nil {
+				c.setFatal(err)
+				return
+			}
+			if c.txn.committing {
+				return // stopping in the middle of a commit: Drain resumes it
+			}
+		}
 		ev := c.cons.Poll(100)
 		if ev == nil {
 			c.ackEchoTails()
@@ -589,6 +608,7 @@ func (c *Copier) runConsumer(ctx context.Context) {
 					c.echoTailsP = append(c.echoTailsP, p)
 				}
 				p.echoTail = off
+				p.txnDone = off
 				c.ackEchoTails()
 				continue
 			}
@@ -608,12 +628,19 @@ func (c *Copier) runConsumer(ctx context.Context) {
 		s.p, s.srcOff, s.vlen, s.ts = p, off, len(m.Value), m.Timestamp.UnixMilli()
 		m.TopicPartition = kafka.TopicPartition{Topic: &p.DstTopic, Partition: part}
 		m.Opaque = s
+		if c.txn != nil {
+			if err := c.txnBegin(); err != nil {
+				c.setFatal(err)
+				return
+			}
+		}
 		for {
 			err := c.prod.Produce(m, nil)
 			if err == nil {
 				c.produced.Add(1)
 				p.produced++
 				p.lastProduced = off
+				p.txnDone = off
 				break
 			}
 			var ke kafka.Error
@@ -639,6 +666,15 @@ func (c *Copier) runConsumer(ctx context.Context) {
 			if gone := c.gone(p, off, err); gone != nil {
 				c.setFatal(gone)
 				return
+			}
+			if c.txn != nil && !IsAuthorization(err) {
+				// The transaction failed (librdkafka refuses records until it is aborted):
+				// abort, rewind, and read this record again.
+				if ferr := c.txnProduceFailed(p, off, err); ferr != nil {
+					c.setFatal(ferr)
+					return
+				}
+				break
 			}
 			c.setFatal(Deny(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, part, err), orName(c.TargetCluster, c.name+" target"), c.pcfg, "Write", "topic", p.DstTopic))
 			return
@@ -691,6 +727,10 @@ func (c *Copier) runDeliveries() {
 			case *kafka.Stats:
 				c.prodStats.set(m.String(), "target-producer")
 			case kafka.Error:
+				if m.IsFatal() && c.txn != nil {
+					c.setFatal(c.txnFatal(m))
+					continue
+				}
 				if m.IsFatal() {
 					c.setFatal(fmt.Errorf("%s: target producer: %w", c.name, m))
 					continue
@@ -726,11 +766,15 @@ func (c *Copier) deliver(m *kafka.Message, s *slot) {
 			c.setFatal(err)
 			return
 		}
+		if c.txn != nil && !IsAuthorization(m.TopicPartition.Error) {
+			c.txnDeliveryFailed(s, m.TopicPartition.Error) // aborted and copied again at the commit
+			return
+		}
 		c.setFatal(Deny(fmt.Errorf("%s: target rejected the record from %s[%d] offset %d: %w",
 			c.name, s.p.SrcTopic, s.p.Partition, s.srcOff, m.TopicPartition.Error), orName(c.TargetCluster, c.name+" target"), c.pcfg, "Write", "topic", s.p.DstTopic))
 		return
 	}
-	if c.fatal.Load() != nil {
+	if c.fatal.Load() != nil || (c.txn != nil && c.txn.failed.Load() != nil) {
 		return // never acknowledge past a failed record
 	}
 	c.h.Acked(s.p, s.srcOff, int64(m.TopicPartition.Offset), s.vlen, s.ts)
@@ -745,6 +789,9 @@ func (c *Copier) deliver(m *kafka.Message, s *slot) {
 // for it once every record produced from the partition so far is acknowledged (at once, or by
 // deliver on the last acknowledgement).
 func (c *Copier) partitionEOF(eof kafka.PartitionEOF) {
+	if c.txn != nil {
+		c.txnEOF(eof)
+	}
 	if c.idle == nil || eof.Topic == nil {
 		return
 	}
@@ -807,6 +854,14 @@ func (c *Copier) Drain(timeout time.Duration) bool {
 	case <-time.After(time.Until(deadline)):
 		return false
 	}
+	if c.txn != nil {
+		// The consumer goroutine has ended: commit the last transaction (records and progress).
+		if !c.txnDrain(deadline) {
+			return false
+		}
+		c.OnDeliveryGoroutine(func() {})
+		return true
+	}
 	// Every produced record's delivery report handled (reported counts after Acked returns).
 	for c.reported.Load() < c.produced.Load() {
 		left := time.Until(deadline)
@@ -857,6 +912,9 @@ func (c *Copier) Abandon(timeout time.Duration) int64 {
 		if c.prod.Flush(20) == 0 { // serves the purge reports
 			time.Sleep(time.Millisecond)
 		}
+	}
+	if c.txn != nil {
+		c.txnAbandon(deadline)
 	}
 	c.OnDeliveryGoroutine(func() {})
 	return c.purged.Load() + c.dropped.Load()

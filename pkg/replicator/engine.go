@@ -489,8 +489,10 @@ func (e *engine) start(ctx context.Context) error {
 	if e.progress, err = newProgressWriter(ctx, e); err != nil {
 		return err
 	}
-	if e.resume, err = e.progress.load(ctx); err != nil {
-		return err
+	if !f.ExactlyOnce { // exactly-once: loaded once the pipelines fenced their predecessors
+		if e.resume, err = e.progress.load(ctx); err != nil {
+			return err
+		}
 	}
 	if f.EmitOffsetSyncs {
 		if e.syncs, err = newSyncWriter(ctx, e); err != nil {
@@ -521,9 +523,20 @@ func (e *engine) start(ctx context.Context) error {
 	}
 	n := f.Tasks
 	for i := 0; i < n; i++ {
-		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e, rdkafka.WithDataPlane(plane))
+		pcfg := prod
+		if f.ExactlyOnce {
+			pcfg = f.TransactionalProducer(i)
+		}
+		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, pcfg, e, rdkafka.WithDataPlane(plane))
 		if err != nil {
 			return kerr.Wrap(kerr.Usage, err)
+		}
+		if f.ExactlyOnce {
+			if err := e.enableTransactions(ctx, c); err != nil {
+				c.Start(ctx) // Close waits for the goroutines
+				c.Close()
+				return err
+			}
 		}
 		c.SourceCluster, c.TargetCluster = f.Source, f.Target
 		if e.limiter != nil {
@@ -536,6 +549,11 @@ func (e *engine) start(ctx context.Context) error {
 		}
 		e.copiers = append(e.copiers, c)
 		c.Start(ctx)
+	}
+	if f.ExactlyOnce {
+		if e.resume, err = e.loadCommitted(ctx); err != nil {
+			return err
+		}
 	}
 	if f.Workers {
 		if err := e.startWorkers(ctx); err != nil {
@@ -677,8 +695,8 @@ func (e *engine) promoteSyncs() {
 // delivered when the target answers again (no new store is queued behind them meanwhile).
 func (e *engine) commit(ctx context.Context) {
 	e.promoteSyncs()
-	if e.progress.busy() {
-		return
+	if e.flow.ExactlyOnce || e.progress.busy() {
+		return // exactly-once: the pipelines store progress in their transactions
 	}
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	defer cancel()
@@ -824,7 +842,7 @@ func (e *engine) drain(begin, deadline time.Time) drainResult {
 		res.targetDown = true
 		st := e.tgtW.state()
 		res.storeErr = fmt.Errorf("%s is unreachable (%s)", e.flow.Target, st.Cause)
-	} else {
+	} else if !e.flow.ExactlyOnce { // exactly-once: Drain committed the positions with the records
 		res.storeErr = e.progress.store(ctx, parts)
 	}
 	syncsLeft := 0
@@ -1019,6 +1037,10 @@ func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int, ts int64) 
 			ps.latMaxMs.Store(lat)
 		}
 	}
+	if e.flow.ExactlyOnce {
+		ps.txnAcks = append(ps.txnAcks, txnAck{src, dst}) // synced once committed (eos.go)
+		return
+	}
 	if e.syncs != nil {
 		e.syncs.onAck(ps, src, dst)
 	}
@@ -1075,6 +1097,10 @@ func (e *engine) Gap(p *rdkafka.CopyPart, expected, got int64) {
 // Warn receives a pipeline client's problems: failures to reach a cluster go to its watch
 // (which logs the outage once); anything else is a rate-limited warning.
 func (e *engine) Warn(side string, err error) {
+	if errors.Is(err, rdkafka.ErrTxnAborted) { // its own key: librdkafka's TXNERR line comes first
+		e.warnLimited("txn-abort", nil, fmt.Sprintf("cluster %s (%s): %v", e.flow.Target, e.flow.TargetBootstrap, err))
+		return
+	}
 	alias, boot, w := e.flow.Source, e.flow.SourceBootstrap, e.srcW
 	if side == "target" {
 		alias, boot, w = e.flow.Target, e.flow.TargetBootstrap, e.tgtW
@@ -1143,6 +1169,8 @@ func cPlaneMissing(f *flow.Flow) string {
 		return "kmm.workers.enabled"
 	case f.RateLimit > 0:
 		return "a rate limit"
+	case f.ExactlyOnce:
+		return "exactly.once.source.support"
 	}
 	return ""
 }

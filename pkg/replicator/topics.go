@@ -31,6 +31,10 @@ type pstate struct {
 	lastSyncDown           int64
 	delayedUp, delayedDown int64
 	hasDelayed             bool
+
+	// txnAcks: exactly-once mode, the acknowledged records of the open transaction, waiting
+	// for its commit before their offset syncs (delivery goroutine; eos.go).
+	txnAcks []txnAck
 }
 
 func newPState(src, remote string, part int32) *pstate {

@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,7 +54,7 @@ type config struct {
 	LatencySecs                       float64
 	MM2Heap                           string
 	Poll                              time.Duration
-	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, sustained, latency, verify, workers, wan (default all; verify needs kmm; smoke: all but wan)
+	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, sustained, latency, verify, workers, wan, eos (default all; verify needs kmm; smoke: all but wan and eos)
 	Workloads                         map[string]bool // BENCH_WORKLOADS: 1k, 100b (default both)
 	Perf                              bool            // BENCH_PERF=1: perf record every kmm run (profiling only)
 
@@ -163,7 +164,7 @@ func loadConfig() *config {
 	if c.OutDir == "" {
 		c.OutDir = defOut
 	}
-	defOnly := "ceiling,kmm,mm2,sustained,latency,verify,workers,wan"
+	defOnly := "ceiling,kmm,mm2,sustained,latency,verify,workers,wan,eos"
 	if c.Smoke {
 		defOnly = "ceiling,kmm,mm2,sustained,latency,verify,workers" // the WAN rows take minutes: BENCH_ONLY=...,wan to include them
 	}
@@ -324,6 +325,7 @@ func run(ctx context.Context, cfg *config) int {
 		logf("%-15s %-4s rep %d: %d records in %.1f s: %.0f rec/s, %.1f MB/s%s; others used %.2f cores",
 			r.Kind, r.Workload, r.Rep, r.Records, r.TransferSec, r.RecPerSec, r.MBPerSec, extra, r.OtherCores)
 	}
+	eosRates := map[string][]float64{}
 	for i := 1; i <= cfg.Repeats && ctx.Err() == nil; i++ {
 		for wi, w := range ws {
 			order := 0
@@ -374,6 +376,35 @@ func run(ctx context.Context, cfg *config) int {
 		}); err != nil && ctx.Err() == nil {
 			logf("sustained rows: %v", err)
 			failed++
+		}
+	}
+	// Exactly-once (BENCH_ONLY=eos): kmm in exactly-once mode (exactly.once.source.support =
+	// enabled) and kmm at least once ("kmm-eos-baseline"), one after the other in the same run,
+	// order alternating. A run ends when the target's end offsets reach the source's: in
+	// exactly-once mode they include one commit marker per partition per transaction (a few per
+	// second), so the run may end that many records early (< 0.01 % of a workload).
+	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["eos"]; i++ {
+		for wi, w := range ws {
+			kinds := []string{"kmm-eos-baseline", "kmm-eos"}
+			if (i+wi)%2 == 0 {
+				kinds = []string{"kmm-eos", "kmm-eos-baseline"}
+			}
+			for oi, k := range kinds {
+				var o runOpts
+				if k == "kmm-eos" {
+					o.Extra = []string{"B.exactly.once.source.support = enabled"}
+				}
+				logf("%s %s rep %d ...", k, w.Name, i)
+				r := runReplicationWith(ctx, cfg, k, w, i, oi, o)
+				record(r)
+				eosRates[k+" "+w.Name] = append(eosRates[k+" "+w.Name], r.RecPerSec)
+			}
+		}
+	}
+	for _, w := range ws {
+		b, e := eosRates["kmm-eos-baseline "+w.Name], eosRates["kmm-eos "+w.Name]
+		if len(b) > 0 && len(e) > 0 && medianOf(b) > 0 {
+			logf("exactly-once %s: %.0f rec/s against %.0f at least once (median of %d): ratio %.2f", w.Name, medianOf(e), medianOf(b), len(e), medianOf(e)/medianOf(b))
 		}
 	}
 	// Workers: 1, 2 and 3 `kmm replicate` processes sharing the flow (kmm.workers.enabled), then
@@ -494,4 +525,14 @@ func render(cfg *config) int {
 	}
 	logf("rendered %s", cfg.OutDir)
 	return 0
+}
+
+// medianOf is the median of xs (not empty).
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -54,6 +54,9 @@ func OverlayReplicate(r *mm2conf.ExplainReport, keys []string) {
 				sort.SliceStable(s.Entries, func(i, j int) bool { return s.Entries[i].Key < s.Entries[j].Key })
 			case mm2conf.RoleTargetProducer + " (librdkafka)":
 				overlayProducer(s, keys)
+				if f.ExactlyOnce {
+					overlayTransactions(f, s, keys)
+				}
 			case mm2conf.RoleOffsetSyncsProducer + " (librdkafka)":
 				force(s, keys, "acks", "all", ReplicateRule+" forces acks=all", "; offset syncs are written with acks=all")
 			}
@@ -102,4 +105,32 @@ func force(s *mm2conf.ExplainSection, keys []string, key, value, rule, why strin
 
 func kmmDefault(d flow.Default) mm2conf.ExplainOrigin {
 	return mm2conf.ExplainOrigin{Rule: ReplicateRule + " default (MM2's: " + d.MM2 + "): " + d.Why}
+}
+
+// overlayTransactions shows the transactional settings of an exactly-once flow's replication
+// producer: the transactional.id of each pipeline and transaction.timeout.ms.
+func overlayTransactions(f *mm2conf.ExplainFlow, s *mm2conf.ExplainSection, keys []string) {
+	group := f.Source + "-mm2"
+	for _, sec := range f.Sections {
+		if sec.Name != "worker" {
+			continue
+		}
+		for _, e := range sec.Entries {
+			if e.Key == "group.id" {
+				group = e.Value
+			}
+		}
+	}
+	force(s, keys, "transactional.id", group+"-"+flow.ConnectorName+"-<task>", ReplicateRule+" sets it per pipeline (exactly.once.source.support = enabled)",
+		": <group.id>-MirrorSourceConnector-<task>, Connect's id for MM2's task, so a restarted kmm or MM2 fences the old producer")
+	for _, e := range s.Entries {
+		if e.Key == "transaction.timeout.ms" {
+			return
+		}
+	}
+	if mm2conf.KeyMatches("transaction.timeout.ms", keys) {
+		s.Entries = append(s.Entries, mm2conf.ExplainEntry{Key: "transaction.timeout.ms", Value: "60000", Default: true,
+			Origin: mm2conf.ExplainOrigin{Rule: "librdkafka and Java default; exactly-once: a transaction not committed within it is aborted by the coordinator (kmm commits every kmm.transaction.interval.ms)"}})
+		sort.SliceStable(s.Entries, func(i, j int) bool { return s.Entries[i].Key < s.Entries[j].Key })
+	}
 }
