@@ -136,7 +136,7 @@ var KMMKeys = []keyDef{
 	// Which code copies the records: "go" (every record through confluent-kafka-go's Go API) or
 	// "c" (records stay in librdkafka, C code moves them from the consumer to the producer;
 	// docs/benchmarks.md). The environment variable KMM_DATA_PLANE overrides it.
-	{Name: "kmm.data.plane", Type: "STRING", Default: "go"},
+	{Name: "kmm.data.plane", Type: "STRING", Default: "c"},
 }
 
 func isKMMKey(k string) bool {

@@ -38,6 +38,8 @@ type CopyPart struct {
 	// acknowledged (delivery goroutine; -1 none); idleAt an end offset waiting for the
 	// acknowledgement of idleAfter before Idle is called (delivery goroutine; -1 none).
 	lastProduced, ackedTo, idleAt, idleAfter int64
+
+	dpp *dpPart // the C plane's state of the partition (dataplane.c), nil on the Go plane
 }
 
 // HeaderOrigin is the provenance header a Copier with SetOrigin adds to every record it copies:
@@ -332,16 +334,19 @@ func merge(base Config, extras ...map[string]string) Config {
 // NewCopier creates a pipeline. consumer and producer are librdkafka settings for the source
 // and target clusters (CopierSettings adds the Copier's own).
 //
-// The data plane is PlaneGo unless WithDataPlane says PlaneC (see ChoosePlane); settings the C
-// plane cannot run (cPlaneUnsupported) and a Go client whose internals do not match what the C
-// plane reads fall back to PlaneGo, with a log line.
+// The data plane is what WithDataPlane says, else ChoosePlane("") (KMM_DATA_PLANE, else
+// DefaultPlane); settings the C plane cannot run (cPlaneUnsupported) and a Go client whose
+// internals do not match what the C plane reads fall back to PlaneGo, with a log line.
 func NewCopier(name string, consumer, producer Config, h CopyHandler, opts ...CopierOption) (*Copier, error) {
 	var o copierOpts
 	for _, f := range opts {
 		f(&o)
 	}
-	plane := PlaneGo
-	if o.plane == PlaneC {
+	plane := o.plane
+	if plane != PlaneC && plane != PlaneGo {
+		plane = ChoosePlane("")
+	}
+	if plane == PlaneC {
 		plane = PlaneC
 		if why := cPlaneUnsupported(consumer, producer); why != "" {
 			logger().Warn("kmm.data.plane = c is not available for these settings; using the Go data plane", "copier", name, "reason", why)
@@ -952,6 +957,9 @@ func (c *Copier) removeNow(r *removal) {
 		c.byTopic[tp.Topic] = nl
 		r.parts = append(r.parts, p)
 		r.upto = append(r.upto, p.produced)
+		if c.dp != nil && dpRemove(c, p) {
+			c.dropped.Add(1) // polled, never produced: copied by the partition's next owner
+		}
 		t := tp.Topic
 		tps = append(tps, kafka.TopicPartition{Topic: &t, Partition: tp.Partition})
 	}
@@ -987,10 +995,16 @@ func (c *Copier) Remove(tps []TP, timeout time.Duration) ([]*CopyPart, bool) {
 		all := true
 		c.OnDeliveryGoroutine(func() {
 			for i, p := range r.parts {
-				if p.reported < r.upto[i] {
+				if (c.dp == nil && p.reported < r.upto[i]) || (c.dp != nil && dpInFlight(p) > 0) {
 					all = false
 					return
 				}
+			}
+			if c.dp != nil {
+				// Every report of the parts is handled: their skipped echoes' acknowledgements
+				// (queued in C) reach the handler now.
+				c.deliverOnce(0)
+				return
 			}
 			for _, p := range r.parts {
 				if p.echoTail >= 0 && c.fatal.Load() == nil {

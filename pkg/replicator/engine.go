@@ -507,13 +507,8 @@ func (e *engine) start(ctx context.Context) error {
 	if f.RateLimit > 0 {
 		e.limiter = newRateLimiter(f.RateLimit)
 	}
-	// The C data plane has neither the rate limit's throttle nor the workers' partition removal
-	// yet: those flows run the Go plane.
+	// kmm.data.plane (KMM_DATA_PLANE): the C plane unless the file or the environment says go.
 	plane := rdkafka.ChoosePlane(f.DataPlane)
-	if why := cPlaneMissing(f); plane == rdkafka.PlaneC && why != "" {
-		e.warnLimited("plane", nil, "kmm.data.plane = c does not support "+why+" yet: this flow runs the Go data plane")
-		plane = rdkafka.PlaneGo
-	}
 	n := f.Tasks
 	for i := 0; i < n; i++ {
 		c, err := rdkafka.NewCopier(fmt.Sprintf("%s-%d", f.Name(), i), cons, prod, e, rdkafka.WithDataPlane(plane))
@@ -1129,15 +1124,4 @@ func (e *engine) checkMM2(ctx context.Context) error {
 			"stop MM2 first (kmm resumes from its positions in "+f.OffsetsTopic+"), or pass --force if you are sure")
 	}
 	return nil
-}
-
-// cPlaneMissing names what flow f uses that the C data plane lacks ("" if nothing).
-func cPlaneMissing(f *flow.Flow) string {
-	switch {
-	case f.Workers:
-		return "kmm.workers.enabled"
-	case f.RateLimit > 0:
-		return "a rate limit"
-	}
-	return ""
 }
