@@ -379,9 +379,7 @@ int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, int64_t max_weight,
 		}
 		if (code)
 			return produce_result(dp, code, p, m, h, ev);
-		if (max_weight > 0)
-			*weight += weigh(m, h);
-		dp->pending_hdrs = NULL;
+		dp->pending_hdrs = NULL; // (weighed when it was first consumed)
 		dp->pending_part = NULL;
 		p->last_produced = m->offset;
 		(*produced)++;
