@@ -232,14 +232,15 @@ func waitCount(t *testing.T, c testbed.Cluster, topic string, parts, n int, time
 }
 
 // kill -9 five times during replication, then run to the end: nothing lost, duplicates
-// reported. Then a graceful stop and restart adds no duplicate at all.
+// reported. Then a graceful stop and restart adds no duplicate at all. On the Go data plane
+// (kmm.data.plane = go, the escape hatch; the default is c).
 func TestReplicateSurvivesKill9(t *testing.T) {
-	survivesKill9(t, 200_000, "")
+	survivesKill9(t, 200_000, "go")
 }
 
-// The same on the C data plane (kmm.data.plane = c) with 1M records: records held by librdkafka
-// between the source consumer and the target producer are never acknowledged before the target
-// has them, whatever moment the process dies.
+// The same on the C data plane (kmm.data.plane = c, the default, set here explicitly) with 1M
+// records: records held by librdkafka between the source consumer and the target producer are
+// never acknowledged before the target has them, whatever moment the process dies.
 func TestReplicateSurvivesKill9CPlane(t *testing.T) {
 	survivesKill9(t, 1_000_000, "c")
 }

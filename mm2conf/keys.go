@@ -124,7 +124,7 @@ var KMMKeys = []keyDef{
 	// (tasks): half for the source consumers' prefetch, half for the target producers' queues
 	// (pkg/flow sizes them). More allows more throughput over long round trips; less, less
 	// memory.
-	{Name: "kmm.memory.budget.bytes", Type: "LONG", Default: "33554432"},
+	{Name: "kmm.memory.budget.bytes", Type: "LONG", Default: "16777216"},
 	// Workers: every `kmm replicate` of the flow with this key set shares the flow's source
 	// partitions with the others through a consumer group on the source (kmm-<S>-><T>-workers)
 	// and runs the singleton duties only while it leads (docs/workers.md). Off: one process

@@ -185,15 +185,18 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 	return m
 }
 
-// DefaultMemoryBudget is kmm.memory.budget.bytes when the file does not set it: 32 MiB per flow.
-const DefaultMemoryBudget = 32 << 20
+// DefaultMemoryBudget is kmm.memory.budget.bytes when the file does not set it: 16 MiB per flow
+// (32 MiB before the C data plane became the default; docs/benchmarks.md, "Memory on the C
+// plane").
+const DefaultMemoryBudget = 16 << 20
 
 // queueBytes is the size of one pipeline's consumer prefetch queue and of its producer queue:
 // the flow's memory budget split over its pipelines, half per side, of which three quarters go
 // to the queue and a quarter is left for what librdkafka holds besides (the fetch response
-// being parsed, the batches in flight). With the default budget and tasks.max = 2: 6 MiB each,
-// ~30 ms of records at the ~200 MB/s one pipeline reaches on loopback; a link with a long
-// round trip needs a larger budget (README: memory).
+// being parsed, the batches in flight). With the default budget and tasks.max = 2: 3 MiB each,
+// ~20-30 ms of records at the 100-150 MB/s one C-plane pipeline reaches on loopback, several
+// times the producer's linger (5 ms) and a LAN round trip; a link with a long round trip needs a
+// larger budget (README: memory).
 func (f *Flow) queueBytes() int64 {
 	b := f.MemoryBudget
 	if b <= 0 {

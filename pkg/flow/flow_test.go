@@ -303,17 +303,17 @@ func TestMemoryBudget(t *testing.T) {
 	if ck, cm, pk, pm := queues(byName["A->C"]); ck != "3072" || cm != "6144" || pk != "3072" || pm != "6144" {
 		t.Errorf("A->C (per-flow 16 MiB): consumer %s KiB / %s msgs, producer %s KiB / %s msgs", ck, cm, pk, pm)
 	}
-	// Unset: the default, 32 MiB per flow -> 6 MiB per queue with two pipelines.
+	// Unset: the default, 16 MiB per flow -> 3 MiB per queue with two pipelines.
 	flows, err = FromMM2(load(t, twoClusters+"A->B.enabled = true\ntasks.max = 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ck, _, pk, _ := queues(flows[0]); ck != "6144" || pk != "6144" {
-		t.Errorf("default budget: consumer %s KiB, producer %s KiB, want 6144 each", ck, pk)
+	if ck, _, pk, _ := queues(flows[0]); ck != "3072" || pk != "3072" {
+		t.Errorf("default budget: consumer %s KiB, producer %s KiB, want 3072 each", ck, pk)
 	}
 	// A flow built without a file (tests, replbed) gets the default too.
-	if ck, _, _, _ := queues(&Flow{Tasks: 1, SourceConsumer: map[string]string{}, TargetProducer: map[string]string{}}); ck != "12288" {
-		t.Errorf("no budget, one pipeline: consumer %s KiB, want 12288", ck)
+	if ck, _, _, _ := queues(&Flow{Tasks: 1, SourceConsumer: map[string]string{}, TargetProducer: map[string]string{}}); ck != "6144" {
+		t.Errorf("no budget, one pipeline: consumer %s KiB, want 6144", ck)
 	}
 }
 

@@ -8,6 +8,20 @@
 #define KMM_RUNS 1024
 #define KMM_GAPS 64
 #define KMM_DR_MAX 20000 // delivery reports handled per call at most
+#define KMM_SLOTS 1024   // slots per chunk
+
+// A slot travels with one record through the producer (its opaque): the record's source offset
+// and timestamp, which its delivery report needs. Slots come in chunks of KMM_SLOTS, taken in
+// order by the consumer thread; the delivery thread frees a chunk once all its slots are reported.
+typedef struct kmm_chunk kmm_chunk;
+typedef struct kmm_slot {
+	int64_t off, ts;
+	kmm_chunk *c;
+} kmm_slot;
+struct kmm_chunk {
+	int done; // atomic: slots reported
+	kmm_slot s[KMM_SLOTS];
+};
 
 struct kmm_part {
 	int32_t id, partition;
@@ -54,6 +68,8 @@ struct kmm_dp {
 	kmm_part *pending_part;
 	kmm_gap gaps[KMM_GAPS];
 	int ngaps;
+	kmm_chunk *chunk; // slots being handed out
+	int chunk_used;
 
 	// delivery thread
 	rd_kafka_event_t *cur_ev;
@@ -239,9 +255,29 @@ static void fill(kmm_event *ev, int kind, int code, const char *text) {
 	ev->part = -1;
 }
 
-// produce hands the record to the producer; 0 or librdkafka's error code. The consumed message
-// travels as the opaque: its payload is produced without a copy and it is destroyed when its
-// delivery report has been handled.
+static kmm_slot *slot_new(kmm_dp *dp) {
+	if (!dp->chunk || dp->chunk_used == KMM_SLOTS) {
+		dp->chunk = malloc(sizeof(kmm_chunk));
+		dp->chunk->done = 0;
+		dp->chunk_used = 0;
+	}
+	kmm_slot *s = &dp->chunk->s[dp->chunk_used++];
+	s->c = dp->chunk;
+	return s;
+}
+
+static void slot_done(kmm_slot *s) {
+	kmm_chunk *c = s->c;
+	if (__atomic_add_fetch(&c->done, 1, __ATOMIC_SEQ_CST) == KMM_SLOTS)
+		free(c);
+}
+
+// produce hands the record to the producer; 0 or librdkafka's error code. The payload is copied
+// into the producer's message (one allocation either way: librdkafka allocates the message with
+// room for the copy) and the consumed message is destroyed once produced, so the producer queue
+// never pins the consumer's fetch buffers: its queue.buffering.max.kbytes is then what the
+// records it holds weigh (docs/benchmarks.md, "Memory on the C plane"). The record's source
+// offset and timestamp travel in a slot, the opaque.
 static int produce(kmm_dp *dp, kmm_part *p, rd_kafka_message_t *m, rd_kafka_headers_t *h) {
 	rd_kafka_vu_t vu[8];
 	int i = 0;
@@ -256,11 +292,14 @@ static int produce(kmm_dp *dp, kmm_part *p, rd_kafka_message_t *m, rd_kafka_head
 	vu[i].vtype = KMM_VTYPE_KEY;
 	vu[i].u.mem.ptr = m->key;
 	vu[i++].u.mem.size = m->key_len;
-	vu[i].vtype = KMM_VTYPE_OPAQUE;
-	vu[i++].u.ptr = m;
-	vu[i].vtype = KMM_VTYPE_MSGFLAGS;
-	vu[i++].u.i = 0;
 	int64_t ts = rd_kafka_message_timestamp(m, NULL);
+	kmm_slot *s = slot_new(dp);
+	s->off = m->offset;
+	s->ts = ts;
+	vu[i].vtype = KMM_VTYPE_OPAQUE;
+	vu[i++].u.ptr = s;
+	vu[i].vtype = KMM_VTYPE_MSGFLAGS;
+	vu[i++].u.i = KMM_MSG_F_COPY;
 	if (ts >= 0) {
 		vu[i].vtype = KMM_VTYPE_TIMESTAMP;
 		vu[i++].u.i64 = ts;
@@ -275,6 +314,7 @@ static int produce(kmm_dp *dp, kmm_part *p, rd_kafka_message_t *m, rd_kafka_head
 		int code = rd_kafka_error_code(err);
 		rd_kafka_error_destroy(err);
 		__atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
+		dp->chunk_used--; // the slot is taken again by the next record
 		return code;
 	}
 	return 0;
@@ -384,6 +424,7 @@ int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, int64_t max_weight,
 		p->last_produced = m->offset;
 		(*produced)++;
 		*bytes += m->len;
+		rd_kafka_message_destroy(m);
 		n++;
 	}
 	while (n < max_msgs && (max_weight <= 0 || *weight < max_weight)) {
@@ -501,6 +542,7 @@ int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, int64_t max_weight,
 		p->last_produced = off;
 		(*produced)++;
 		*bytes += m->len;
+		rd_kafka_message_destroy(m);
 		if (dp->ngaps == KMM_GAPS)
 			return KMM_C_GAPS;
 	}
@@ -528,7 +570,6 @@ kmm_run *kmm_dp_runs(kmm_dp *dp) { return dp->runs; }
 // handle_dr folds one delivery report into the runs; 1 when ev was filled (the first record the
 // target rejected).
 static int handle_dr(kmm_dp *dp, const rd_kafka_message_t *m, int64_t now, kmm_event *ev, int64_t *purged) {
-	rd_kafka_message_t *cm = (rd_kafka_message_t *)m->_private;
 	kmm_topic *t = rd_kafka_topic_opaque(m->rkt);
 	kmm_part *p = t ? part_of(t, m->partition) : NULL;
 	// Reports come in produce order per partition: while a removed part this one replaced has
@@ -536,11 +577,12 @@ static int handle_dr(kmm_dp *dp, const rd_kafka_message_t *m, int64_t now, kmm_e
 	for (kmm_part *q = p ? p->prev : NULL; q; q = q->prev)
 		if (__atomic_load_n(&q->inflight, __ATOMIC_SEQ_CST) > 0)
 			p = q;
-	int64_t src = cm ? cm->offset : -1;
-	int64_t ts = cm ? rd_kafka_message_timestamp(cm, NULL) : -1;
-	int64_t len = cm ? (int64_t)cm->len : 0;
-	if (cm)
-		rd_kafka_message_destroy(cm);
+	kmm_slot *s = m->_private;
+	int64_t src = s ? s->off : -1;
+	int64_t ts = s ? s->ts : -1; // the source record's (the target may set its own: LogAppendTime)
+	int64_t len = (int64_t)m->len;
+	if (s)
+		slot_done(s);
 	if (!p)
 		return 0;
 	int64_t left = __atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
@@ -749,6 +791,8 @@ void kmm_dp_free(kmm_dp *dp) {
 		free(t);
 		t = next;
 	}
+	if (dp->chunk && dp->chunk_used < KMM_SLOTS)
+		free(dp->chunk); // (a full one is freed by its last report)
 	for (int i = 0; i < dp->ngarbage; i++)
 		free(dp->garbage[i]);
 	free(dp->garbage);

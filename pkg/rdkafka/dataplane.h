@@ -96,6 +96,8 @@ struct rd_kafka_metadata {
 #define KMM_VTYPE_TIMESTAMP 8
 #define KMM_VTYPE_HEADERS 10
 
+#define KMM_MSG_F_COPY 0x2
+
 #define KMM_EVENT_DR 0x1
 #define KMM_EVENT_FETCH 0x2
 #define KMM_EVENT_LOG 0x4
