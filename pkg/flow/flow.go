@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/policy"
@@ -182,7 +183,37 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 	q := f.queueBytes()
 	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
 	setIfAbsent(m, "queued.min.messages", strconv.FormatInt(queueMessages(q), 10))
+	// One fetch response is parsed into queued records at once, so a fetch larger than the
+	// queue overruns the budget: capped whatever the file says (MM2's high-volume guides set
+	// fetch.max.bytes = 52428800, Java's default; librdkafka caps an unset one to the queue).
+	if limit := fetchBytes(q, m["message.max.bytes"]); atoiOr(m["fetch.max.bytes"], limit+1) > limit {
+		m["fetch.max.bytes"] = strconv.FormatInt(limit, 10)
+	}
 	return m
+}
+
+// FetchDivisor: a replication consumer's fetch brings at most 1/FetchDivisor of its prefetch
+// queue (fetchBytes).
+const FetchDivisor = 3
+
+// MinFetchBytes is the least fetch.max.bytes fetchBytes gives: 1 MiB.
+const MinFetchBytes = 1 << 20
+
+// fetchBytes is the most a replication consumer's fetch may bring: a third of its prefetch
+// queue q, at least MinFetchBytes and the consumer's message.max.bytes (librdkafka refuses
+// less). With the default budget and two pipelines, 1 MiB (docs/benchmarks.md, "Memory on the
+// C plane"). Across a long round trip a pipeline then reads at most this per round trip from
+// each source broker: raise the budget (README: long round trips).
+func fetchBytes(q int64, msgMax string) int64 {
+	return max(q/FetchDivisor, MinFetchBytes, atoiOr(msgMax, 1000000))
+}
+
+// atoiOr is s as a positive number, else def.
+func atoiOr(s string, def int64) int64 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 // DefaultMemoryBudget is kmm.memory.budget.bytes when the file does not set it: 16 MiB per flow

@@ -311,6 +311,26 @@ func TestMemoryBudget(t *testing.T) {
 	if ck, _, pk, _ := queues(flows[0]); ck != "3072" || pk != "3072" {
 		t.Errorf("default budget: consumer %s KiB, producer %s KiB, want 3072 each", ck, pk)
 	}
+	// A fetch brings a third of the prefetch queue, at least 1 MiB and message.max.bytes,
+	// whatever the file says (a larger fetch overruns the queue); a smaller value is kept.
+	if got := flows[0].ReplicationConsumer()["fetch.max.bytes"]; got != "1048576" {
+		t.Errorf("default budget: fetch.max.bytes %s, want 1048576", got)
+	}
+	if got := byName["A->B"].ReplicationConsumer()["fetch.max.bytes"]; got != "16777216" {
+		t.Errorf("256 MiB: fetch.max.bytes %s, want 16777216 (48 MiB / 3)", got)
+	}
+	for _, c := range []struct{ lines, want string }{
+		{"A.consumer.fetch.max.bytes = 52428800\n", "1048576"},
+		{"A.consumer.fetch.max.bytes = 1000000\n", "1000000"},
+	} {
+		fs, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\ntasks.max = 2\n"+c.lines))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fs[0].ReplicationConsumer()["fetch.max.bytes"]; got != c.want {
+			t.Errorf("%q: fetch.max.bytes %s, want %s", c.lines, got, c.want)
+		}
+	}
 	// A flow built without a file (tests, replbed) gets the default too.
 	if ck, _, _, _ := queues(&Flow{Tasks: 1, SourceConsumer: map[string]string{}, TargetProducer: map[string]string{}}); ck != "6144" {
 		t.Errorf("no budget, one pipeline: consumer %s KiB, want 6144", ck)
