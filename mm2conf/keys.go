@@ -124,7 +124,7 @@ var KMMKeys = []keyDef{
 	// (tasks): half for the source consumers' prefetch, half for the target producers' queues
 	// (pkg/flow sizes them). More allows more throughput over long round trips; less, less
 	// memory.
-	{Name: "kmm.memory.budget.bytes", Type: "LONG", Default: "33554432"},
+	{Name: "kmm.memory.budget.bytes", Type: "LONG", Default: "16777216"},
 	// Workers: every `kmm replicate` of the flow with this key set shares the flow's source
 	// partitions with the others through a consumer group on the source (kmm-<S>-><T>-workers)
 	// and runs the singleton duties only while it leads (docs/workers.md). Off: one process
@@ -136,7 +136,7 @@ var KMMKeys = []keyDef{
 	// Which code copies the records: "go" (every record through confluent-kafka-go's Go API) or
 	// "c" (records stay in librdkafka, C code moves them from the consumer to the producer;
 	// docs/benchmarks.md). The environment variable KMM_DATA_PLANE overrides it.
-	{Name: "kmm.data.plane", Type: "STRING", Default: "go"},
+	{Name: "kmm.data.plane", Type: "STRING", Default: "c"},
 	// Exactly-once mode (exactly.once.source.support = enabled): how often each pipeline commits
 	// its transaction, the records copied since the last commit and their progress record in
 	// mm2-offsets.<S>.internal. Longer: fewer commits (more throughput), more records re-read

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/policy"
@@ -120,6 +121,9 @@ type Flow struct {
 	MemoryBudget int64
 	// MemoryBudgetSet: the file sets kmm.memory.budget.bytes (a budget chosen, not the default).
 	MemoryBudgetSet bool
+	// SourceRTT is the same for the source: a source WANRTT or further away gets prefetch
+	// queues (and fetches) sized for the link (ReplicationConsumer).
+	SourceRTT time.Duration
 	// TargetRTT is the round trip to the target measured by the replicator before its pipelines
 	// start (0: not measured). With the default memory budget, a target WANRTT or further away
 	// gets producer queues sized for the link (ReplicationProducer).
@@ -227,20 +231,56 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 		m["auto.offset.reset"] = "earliest"
 	}
 	q := f.queueBytes()
+	if f.SourceRTT >= WANRTT && !f.MemoryBudgetSet && WANConsumerQueue > q {
+		q = WANConsumerQueue
+	}
 	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
 	setIfAbsent(m, "queued.min.messages", strconv.FormatInt(queueMessages(q), 10))
+	// One fetch response is parsed into queued records at once, so a fetch larger than the
+	// queue overruns the budget: capped whatever the file says (MM2's high-volume guides set
+	// fetch.max.bytes = 52428800, Java's default; librdkafka caps an unset one to the queue).
+	if limit := fetchBytes(q, m["message.max.bytes"]); atoiOr(m["fetch.max.bytes"], limit+1) > limit {
+		m["fetch.max.bytes"] = strconv.FormatInt(limit, 10)
+	}
 	return m
 }
 
-// DefaultMemoryBudget is kmm.memory.budget.bytes when the file does not set it: 32 MiB per flow.
-const DefaultMemoryBudget = 32 << 20
+// FetchDivisor: a replication consumer's fetch brings at most 1/FetchDivisor of its prefetch
+// queue (fetchBytes).
+const FetchDivisor = 3
+
+// MinFetchBytes is the least fetch.max.bytes fetchBytes gives: 1 MiB.
+const MinFetchBytes = 1 << 20
+
+// fetchBytes is the most a replication consumer's fetch may bring: a third of its prefetch
+// queue q, at least MinFetchBytes and the consumer's message.max.bytes (librdkafka refuses
+// less). With the default budget and two pipelines, 1 MiB (docs/benchmarks.md, "Memory on the
+// C plane"). Across a long round trip a pipeline then reads at most this per round trip from
+// each source broker: raise the budget (README: long round trips).
+func fetchBytes(q int64, msgMax string) int64 {
+	return max(q/FetchDivisor, MinFetchBytes, atoiOr(msgMax, 1000000))
+}
+
+// atoiOr is s as a positive number, else def.
+func atoiOr(s string, def int64) int64 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// DefaultMemoryBudget is kmm.memory.budget.bytes when the file does not set it: 16 MiB per flow
+// (32 MiB before the C data plane became the default; docs/benchmarks.md, "Memory on the C
+// plane").
+const DefaultMemoryBudget = 16 << 20
 
 // queueBytes is the size of one pipeline's consumer prefetch queue and of its producer queue:
 // the flow's memory budget split over its pipelines, half per side, of which three quarters go
 // to the queue and a quarter is left for what librdkafka holds besides (the fetch response
-// being parsed, the batches in flight). With the default budget and tasks.max = 2: 6 MiB each,
-// ~30 ms of records at the ~200 MB/s one pipeline reaches on loopback; a link with a long
-// round trip needs a larger budget (README: memory).
+// being parsed, the batches in flight). With the default budget and tasks.max = 2: 3 MiB each,
+// ~20-30 ms of records at the 100-150 MB/s one C-plane pipeline reaches on loopback, several
+// times the producer's linger (5 ms) and a LAN round trip; a link with a long round trip needs a
+// larger budget (README: memory).
 func (f *Flow) queueBytes() int64 {
 	b := f.MemoryBudget
 	if b <= 0 {
@@ -264,6 +304,13 @@ func setIfAbsent(m map[string]string, k, v string) {
 // sizes its pipelines' producer queues for a long link (wanProducerQueue) instead of from the
 // budget: loopback and a data center answer in well under a millisecond to a few.
 const WANRTT = 20 * time.Millisecond
+
+// WANConsumerQueue is a pipeline's source prefetch queue when the source is WANRTT or further
+// away and the budget is the default: librdkafka has one fetch in flight per broker, and the
+// fetch is capped at a third of the queue (fetchBytes), so a pipeline reads at most that much
+// per round trip and source broker: 8 MiB here, ~80 MB/s at 100 ms, where the default budget's
+// 1 MiB fetch would allow ~10 MB/s.
+const WANConsumerQueue = 24 << 20
 
 // wanProducerQueue is a pipeline's producer queue across a long link: four times what one
 // broker connection can have in flight (IdempotentMaxInFlight requests of at most batch.size

@@ -303,38 +303,64 @@ func TestMemoryBudget(t *testing.T) {
 	if ck, cm, pk, pm := queues(byName["A->C"]); ck != "3072" || cm != "6144" || pk != "3072" || pm != "6144" {
 		t.Errorf("A->C (per-flow 16 MiB): consumer %s KiB / %s msgs, producer %s KiB / %s msgs", ck, cm, pk, pm)
 	}
-	// Unset: the default, 32 MiB per flow -> 6 MiB per queue with two pipelines.
+	// Unset: the default, 16 MiB per flow -> 3 MiB per queue with two pipelines.
 	flows, err = FromMM2(load(t, twoClusters+"A->B.enabled = true\ntasks.max = 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ck, _, pk, _ := queues(flows[0]); ck != "6144" || pk != "6144" {
-		t.Errorf("default budget: consumer %s KiB, producer %s KiB, want 6144 each", ck, pk)
+	if ck, _, pk, _ := queues(flows[0]); ck != "3072" || pk != "3072" {
+		t.Errorf("default budget: consumer %s KiB, producer %s KiB, want 3072 each", ck, pk)
+	}
+	// A fetch brings a third of the prefetch queue, at least 1 MiB and message.max.bytes,
+	// whatever the file says (a larger fetch overruns the queue); a smaller value is kept.
+	if got := flows[0].ReplicationConsumer()["fetch.max.bytes"]; got != "1048576" {
+		t.Errorf("default budget: fetch.max.bytes %s, want 1048576", got)
+	}
+	if got := byName["A->B"].ReplicationConsumer()["fetch.max.bytes"]; got != "16777216" {
+		t.Errorf("256 MiB: fetch.max.bytes %s, want 16777216 (48 MiB / 3)", got)
+	}
+	for _, c := range []struct{ lines, want string }{
+		{"A.consumer.fetch.max.bytes = 52428800\n", "1048576"},
+		{"A.consumer.fetch.max.bytes = 1000000\n", "1000000"},
+	} {
+		fs, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\ntasks.max = 2\n"+c.lines))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fs[0].ReplicationConsumer()["fetch.max.bytes"]; got != c.want {
+			t.Errorf("%q: fetch.max.bytes %s, want %s", c.lines, got, c.want)
+		}
 	}
 	// A target 20 ms or more away, default budget: the producer queue holds four windows of
 	// 5 requests x batch.size (20 MB = 19531 KiB; 2 MB batches: 39062), the consumer's is
-	// unchanged; closer, or with a budget the file sets, the budget's.
+	// unchanged; closer, or with a budget the file sets, the budget's (3 MiB each here).
 	wan := flows[0]
 	for _, c := range []struct {
 		rtt   time.Duration
 		batch string
 		want  string
-	}{{100 * time.Millisecond, "", "19531"}, {20 * time.Millisecond, "2000000", "39062"}, {19 * time.Millisecond, "", "6144"}} {
+	}{{100 * time.Millisecond, "", "19531"}, {20 * time.Millisecond, "2000000", "39062"}, {19 * time.Millisecond, "", "3072"}} {
 		wan.TargetRTT = c.rtt
 		if c.batch != "" {
 			wan.TargetProducer["batch.size"] = c.batch
 		}
-		if ck, _, pk, _ := queues(wan); ck != "6144" || pk != c.want {
-			t.Errorf("target %s away, batch.size %q: consumer %s KiB, producer %s KiB, want 6144 / %s", c.rtt, c.batch, ck, pk, c.want)
+		if ck, _, pk, _ := queues(wan); ck != "3072" || pk != c.want {
+			t.Errorf("target %s away, batch.size %q: consumer %s KiB, producer %s KiB, want 3072 / %s", c.rtt, c.batch, ck, pk, c.want)
 		}
 	}
-	byName["A->C"].TargetRTT = 100 * time.Millisecond
-	if _, _, pk, _ := queues(byName["A->C"]); pk != "3072" {
-		t.Errorf("a budget set in the file is kept across a long link: producer %s KiB", pk)
+	// A source as far: a 24 MiB prefetch queue and fetches of a third of it; the producer's
+	// queue as the target's distance says.
+	wan.TargetRTT, wan.SourceRTT = 0, 100*time.Millisecond
+	if ck, _, pk, _ := queues(wan); ck != "24576" || pk != "3072" || wan.ReplicationConsumer()["fetch.max.bytes"] != "8388608" {
+		t.Errorf("source 100 ms away: consumer %s KiB (fetch %s), producer %s KiB, want 24576 (8388608) / 3072", ck, wan.ReplicationConsumer()["fetch.max.bytes"], pk)
+	}
+	byName["A->C"].TargetRTT, byName["A->C"].SourceRTT = 100*time.Millisecond, 100*time.Millisecond
+	if ck, _, pk, _ := queues(byName["A->C"]); ck != "3072" || pk != "3072" {
+		t.Errorf("a budget set in the file is kept across a long link: consumer %s, producer %s KiB", ck, pk)
 	}
 	// A flow built without a file (tests, replbed) gets the default too.
-	if ck, _, _, _ := queues(&Flow{Tasks: 1, SourceConsumer: map[string]string{}, TargetProducer: map[string]string{}}); ck != "12288" {
-		t.Errorf("no budget, one pipeline: consumer %s KiB, want 12288", ck)
+	if ck, _, _, _ := queues(&Flow{Tasks: 1, SourceConsumer: map[string]string{}, TargetProducer: map[string]string{}}); ck != "6144" {
+		t.Errorf("no budget, one pipeline: consumer %s KiB, want 6144", ck)
 	}
 }
 

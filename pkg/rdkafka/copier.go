@@ -42,6 +42,8 @@ type CopyPart struct {
 	// Exactly-once (txn.go; consumer goroutine): the last source offset done in the open
 	// transaction and the last committed (-1 none), and the start offset Add was given.
 	txnDone, txnCommitted, txnStart int64
+
+	dpp *dpPart // the C plane's state of the partition (dataplane.c), nil on the Go plane
 }
 
 // HeaderOrigin is the provenance header a Copier with SetOrigin adds to every record it copies:
@@ -339,18 +341,22 @@ func merge(base Config, extras ...map[string]string) Config {
 // NewCopier creates a pipeline. consumer and producer are librdkafka settings for the source
 // and target clusters (CopierSettings adds the Copier's own).
 //
-// The data plane is PlaneGo unless WithDataPlane says PlaneC (see ChoosePlane); settings the C
-// plane cannot run (cPlaneUnsupported) and a Go client whose internals do not match what the C
-// plane reads fall back to PlaneGo, with a log line.
+// The data plane is what WithDataPlane says, else ChoosePlane("") (KMM_DATA_PLANE, else
+// DefaultPlane); settings the C plane cannot run (cPlaneUnsupported) and a Go client whose
+// internals do not match what the C plane reads fall back to PlaneGo, with a log line.
 func NewCopier(name string, consumer, producer Config, h CopyHandler, opts ...CopierOption) (*Copier, error) {
 	var o copierOpts
 	for _, f := range opts {
 		f(&o)
 	}
-	plane := PlaneGo
-	if o.plane == PlaneC && producer["transactional.id"] != "" {
+	plane := o.plane
+	if plane != PlaneC && plane != PlaneGo {
+		plane = ChoosePlane("")
+	}
+	if plane == PlaneC && producer["transactional.id"] != "" {
 		logger().Warn("exactly-once runs on the Go data plane only; using the Go data plane", "copier", name)
-	} else if o.plane == PlaneC {
+		plane = PlaneGo
+	} else if plane == PlaneC {
 		plane = PlaneC
 		if why := cPlaneUnsupported(consumer, producer); why != "" {
 			logger().Warn("kmm.data.plane = c is not available for these settings; using the Go data plane", "copier", name, "reason", why)
@@ -1010,6 +1016,9 @@ func (c *Copier) removeNow(r *removal) {
 		c.byTopic[tp.Topic] = nl
 		r.parts = append(r.parts, p)
 		r.upto = append(r.upto, p.produced)
+		if c.dp != nil && dpRemove(c, p) {
+			c.dropped.Add(1) // polled, never produced: copied by the partition's next owner
+		}
 		t := tp.Topic
 		tps = append(tps, kafka.TopicPartition{Topic: &t, Partition: tp.Partition})
 	}
@@ -1045,10 +1054,16 @@ func (c *Copier) Remove(tps []TP, timeout time.Duration) ([]*CopyPart, bool) {
 		all := true
 		c.OnDeliveryGoroutine(func() {
 			for i, p := range r.parts {
-				if p.reported < r.upto[i] {
+				if (c.dp == nil && p.reported < r.upto[i]) || (c.dp != nil && dpInFlight(p) > 0) {
 					all = false
 					return
 				}
+			}
+			if c.dp != nil {
+				// Every report of the parts is handled: their skipped echoes' acknowledgements
+				// (queued in C) reach the handler now.
+				c.deliverOnce(0)
+				return
 			}
 			for _, p := range r.parts {
 				if p.echoTail >= 0 && c.fatal.Load() == nil {

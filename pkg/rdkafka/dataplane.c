@@ -8,6 +8,20 @@
 #define KMM_RUNS 1024
 #define KMM_GAPS 64
 #define KMM_DR_MAX 20000 // delivery reports handled per call at most
+#define KMM_SLOTS 1024   // slots per chunk
+
+// A slot travels with one record through the producer (its opaque): the record's source offset
+// and timestamp, which its delivery report needs. Slots come in chunks of KMM_SLOTS, taken in
+// order by the consumer thread; the delivery thread frees a chunk once all its slots are reported.
+typedef struct kmm_chunk kmm_chunk;
+typedef struct kmm_slot {
+	int64_t off, ts;
+	kmm_chunk *c;
+} kmm_slot;
+struct kmm_chunk {
+	int done; // atomic: slots reported
+	kmm_slot s[KMM_SLOTS];
+};
 
 struct kmm_part {
 	int32_t id, partition;
@@ -18,6 +32,9 @@ struct kmm_part {
 	int64_t echo_tail;     // under mu: the last echo skipped while records were in flight, -1
 	int64_t echo_ack;      // under mu: an echo to acknowledge now (nothing in flight), -1
 	int32_t run_idx;       // delivery thread: this partition's open run in runs, -1
+	int64_t last_produced; // consumer thread: source offset of the last record produced, -1
+	int removed;           // consumer thread: taken out (kmm_dp_remove_part); never copied again
+	kmm_part *prev;        // the removed part this one replaced (re-added): its reports come first
 };
 
 struct kmm_topic {
@@ -51,6 +68,8 @@ struct kmm_dp {
 	kmm_part *pending_part;
 	kmm_gap gaps[KMM_GAPS];
 	int ngaps;
+	kmm_chunk *chunk; // slots being handed out
+	int chunk_used;
 
 	// delivery thread
 	rd_kafka_event_t *cur_ev;
@@ -105,7 +124,20 @@ static kmm_part *part_of(kmm_topic *t, int32_t partition) {
 	return __atomic_load_n(&a[partition], __ATOMIC_ACQUIRE);
 }
 
-int kmm_dp_add_part(kmm_dp *dp, int32_t id, const char *src, const char *dst, int32_t partition, int64_t next_expected) {
+static kmm_part *new_part(kmm_topic *t, int32_t id, int32_t partition, int64_t next_expected) {
+	kmm_part *p = calloc(1, sizeof(*p));
+	p->partition = partition;
+	p->t = t;
+	p->echo_tail = p->echo_ack = -1;
+	p->run_idx = -1;
+	p->last_produced = -1;
+	p->id = id;
+	p->next_expected = next_expected;
+	return p;
+}
+
+int kmm_dp_add_part(kmm_dp *dp, int32_t id, const char *src, const char *dst, int32_t partition, int64_t next_expected, kmm_part **out) {
+	*out = NULL;
 	pthread_mutex_lock(&dp->mu);
 	kmm_topic *t;
 	for (t = dp->topics; t; t = t->next)
@@ -149,21 +181,42 @@ int kmm_dp_add_part(kmm_dp *dp, int32_t id, const char *src, const char *dst, in
 	}
 	kmm_part *p = t->bypart[partition];
 	if (!p) {
-		p = calloc(1, sizeof(*p));
-		p->partition = partition;
-		p->t = t;
-		p->echo_tail = p->echo_ack = -1;
-		p->run_idx = -1;
-		p->id = id;
-		p->next_expected = next_expected;
+		p = new_part(t, id, partition, next_expected);
 		__atomic_store_n(&t->bypart[partition], p, __ATOMIC_RELEASE);
+	} else if (p->removed) {
+		// Re-added after kmm_dp_remove_part: a fresh part, so the removed one's records still
+		// in flight are reported to it (handle_dr), never to the new one.
+		kmm_part *n = new_part(t, id, partition, next_expected);
+		n->prev = p;
+		__atomic_store_n(&t->bypart[partition], n, __ATOMIC_RELEASE);
+		p = n;
 	} else {
 		p->id = id;
 		p->next_expected = next_expected;
 	}
+	*out = p;
 	pthread_mutex_unlock(&dp->mu);
 	return 0;
 }
+
+// kmm_dp_remove_part takes p out (consumer thread, between two kmm_dp_consume calls): no record
+// of it is produced afterwards; its records already consumed are dropped. 1 when the record
+// waiting for room in the producer queue was p's (dropped, never produced).
+int kmm_dp_remove_part(kmm_dp *dp, kmm_part *p) {
+	p->removed = 1;
+	dp->last_rkt = NULL;
+	dp->last_t = NULL;
+	if (dp->pending && dp->pending_part == p) {
+		kmm_dp_drop_pending(dp);
+		return 1;
+	}
+	return 0;
+}
+
+// kmm_dp_part_inflight: p's records produced whose delivery report was not handled yet.
+int64_t kmm_dp_part_inflight(kmm_part *p) { return __atomic_load_n(&p->inflight, __ATOMIC_SEQ_CST); }
+
+int64_t kmm_dp_pending_offset(kmm_dp *dp) { return dp->pending ? dp->pending->offset : -1; }
 
 static kmm_part *lookup(kmm_dp *dp, const rd_kafka_message_t *m) {
 	kmm_topic *t = NULL;
@@ -190,7 +243,8 @@ static kmm_part *lookup(kmm_dp *dp, const rd_kafka_message_t *m) {
 		dp->last_rkt = m->rkt;
 		dp->last_t = t;
 	}
-	return part_of(t, m->partition);
+	kmm_part *p = part_of(t, m->partition);
+	return p && !p->removed ? p : NULL;
 }
 
 static void fill(kmm_event *ev, int kind, int code, const char *text) {
@@ -201,9 +255,29 @@ static void fill(kmm_event *ev, int kind, int code, const char *text) {
 	ev->part = -1;
 }
 
-// produce hands the record to the producer; 0 or librdkafka's error code. The consumed message
-// travels as the opaque: its payload is produced without a copy and it is destroyed when its
-// delivery report has been handled.
+static kmm_slot *slot_new(kmm_dp *dp) {
+	if (!dp->chunk || dp->chunk_used == KMM_SLOTS) {
+		dp->chunk = malloc(sizeof(kmm_chunk));
+		dp->chunk->done = 0;
+		dp->chunk_used = 0;
+	}
+	kmm_slot *s = &dp->chunk->s[dp->chunk_used++];
+	s->c = dp->chunk;
+	return s;
+}
+
+static void slot_done(kmm_slot *s) {
+	kmm_chunk *c = s->c;
+	if (__atomic_add_fetch(&c->done, 1, __ATOMIC_SEQ_CST) == KMM_SLOTS)
+		free(c);
+}
+
+// produce hands the record to the producer; 0 or librdkafka's error code. The payload is copied
+// into the producer's message (one allocation either way: librdkafka allocates the message with
+// room for the copy) and the consumed message is destroyed once produced, so the producer queue
+// never pins the consumer's fetch buffers: its queue.buffering.max.kbytes is then what the
+// records it holds weigh (docs/benchmarks.md, "Memory on the C plane"). The record's source
+// offset and timestamp travel in a slot, the opaque.
 static int produce(kmm_dp *dp, kmm_part *p, rd_kafka_message_t *m, rd_kafka_headers_t *h) {
 	rd_kafka_vu_t vu[8];
 	int i = 0;
@@ -218,11 +292,14 @@ static int produce(kmm_dp *dp, kmm_part *p, rd_kafka_message_t *m, rd_kafka_head
 	vu[i].vtype = KMM_VTYPE_KEY;
 	vu[i].u.mem.ptr = m->key;
 	vu[i++].u.mem.size = m->key_len;
-	vu[i].vtype = KMM_VTYPE_OPAQUE;
-	vu[i++].u.ptr = m;
-	vu[i].vtype = KMM_VTYPE_MSGFLAGS;
-	vu[i++].u.i = 0;
 	int64_t ts = rd_kafka_message_timestamp(m, NULL);
+	kmm_slot *s = slot_new(dp);
+	s->off = m->offset;
+	s->ts = ts;
+	vu[i].vtype = KMM_VTYPE_OPAQUE;
+	vu[i++].u.ptr = s;
+	vu[i].vtype = KMM_VTYPE_MSGFLAGS;
+	vu[i++].u.i = KMM_MSG_F_COPY;
 	if (ts >= 0) {
 		vu[i].vtype = KMM_VTYPE_TIMESTAMP;
 		vu[i++].u.i64 = ts;
@@ -237,6 +314,7 @@ static int produce(kmm_dp *dp, kmm_part *p, rd_kafka_message_t *m, rd_kafka_head
 		int code = rd_kafka_error_code(err);
 		rd_kafka_error_destroy(err);
 		__atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
+		dp->chunk_used--; // the slot is taken again by the next record
 		return code;
 	}
 	return 0;
@@ -274,8 +352,55 @@ kmm_gap *kmm_dp_gaps(kmm_dp *dp, int *n) {
 	return dp->gaps;
 }
 
-int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, kmm_event *ev, int64_t *produced, int64_t *echoes, int64_t *bytes) {
-	*produced = *echoes = *bytes = 0;
+static kmm_part *lookup_name(kmm_dp *dp, const char *topic, int32_t partition) {
+	if (!topic)
+		return NULL;
+	for (kmm_topic *x = __atomic_load_n(&dp->topics, __ATOMIC_ACQUIRE); x; x = x->next)
+		if (!strcmp(x->name, topic)) {
+			kmm_part *p = part_of(x, partition);
+			return p && !p->removed ? p : NULL;
+		}
+	return NULL;
+}
+
+// partition_eof: the consumer reached the end of p at offset end. When the end is past the
+// offset after the last record consumed (a transaction marker, aborted records under
+// read_committed), ev says so (1) and Go calls the IdleHandler once every record produced from p
+// so far is acknowledged; at most once per end offset, as the Go plane's partitionEOF.
+static int partition_eof(kmm_dp *dp, kmm_part *p, int64_t end, kmm_event *ev) {
+	if (end <= 0 || (p->next_expected >= 0 && end <= p->next_expected))
+		return 0;
+	p->next_expected = end; // a later record at or after end is no gap
+	// The end covers the echoes skipped at the tail: their acknowledgement must not come after
+	// the idle one and move the position back.
+	pthread_mutex_lock(&dp->mu);
+	p->echo_tail = p->echo_ack = -1;
+	pthread_mutex_unlock(&dp->mu);
+	p->echo_seen = 0;
+	fill(ev, KMM_EV_EOF, KMM_ERR_PARTITION_EOF, NULL);
+	ev->partition = p->partition;
+	ev->offset = end;
+	ev->after = p->last_produced;
+	ev->part = p->id;
+	return 1;
+}
+
+// weigh is what a record weighs for a rate limit: key, value and headers (as the Go plane's
+// recordBytes).
+static int64_t weigh(const rd_kafka_message_t *m, const rd_kafka_headers_t *h) {
+	int64_t n = (int64_t)m->key_len + (int64_t)m->len;
+	if (h) {
+		const char *name;
+		const void *val;
+		size_t size;
+		for (size_t i = 0; rd_kafka_header_get_all(h, i, &name, &val, &size) == 0; i++)
+			n += (int64_t)strlen(name) + (int64_t)size;
+	}
+	return n;
+}
+
+int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, int64_t max_weight, kmm_event *ev, int64_t *produced, int64_t *echoes, int64_t *bytes, int64_t *weight) {
+	*produced = *echoes = *bytes = *weight = 0;
 	dp->ngaps = 0;
 	int n = 0;
 	if (dp->pending) {
@@ -294,17 +419,33 @@ int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, kmm_event *ev, int6
 		}
 		if (code)
 			return produce_result(dp, code, p, m, h, ev);
-		dp->pending_hdrs = NULL;
+		dp->pending_hdrs = NULL; // (weighed when it was first consumed)
 		dp->pending_part = NULL;
+		p->last_produced = m->offset;
 		(*produced)++;
 		*bytes += m->len;
+		rd_kafka_message_destroy(m);
 		n++;
 	}
-	while (n < max_msgs) {
+	while (n < max_msgs && (max_weight <= 0 || *weight < max_weight)) {
 		rd_kafka_event_t *e = rd_kafka_queue_poll(dp->cq, n == 0 ? timeout_ms : 0);
 		if (!e)
 			break;
 		int type = rd_kafka_event_type(e);
+		if (type == KMM_EVENT_ERROR && rd_kafka_event_error(e) == KMM_ERR_PARTITION_EOF) {
+			// enable.partition.eof: librdkafka says so with an error event naming the partition
+			rd_kafka_topic_partition_t *tp = rd_kafka_event_topic_partition(e);
+			int r = 0;
+			if (tp) {
+				kmm_part *p = lookup_name(dp, tp->topic, tp->partition);
+				r = p ? partition_eof(dp, p, tp->offset, ev) : 0;
+				rd_kafka_topic_partition_destroy(tp);
+			}
+			rd_kafka_event_destroy(e);
+			if (r)
+				return KMM_C_EVENT;
+			continue;
+		}
 		if (type == KMM_EVENT_ERROR) {
 			fill(ev, KMM_EV_ERROR, rd_kafka_event_error(e), rd_kafka_event_error_string(e));
 			ev->fatal = rd_kafka_event_error_is_fatal(e);
@@ -325,8 +466,16 @@ int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, kmm_event *ev, int6
 			rd_kafka_event_destroy(e);
 			continue;
 		}
+		if (m->err == KMM_ERR_PARTITION_EOF) {
+			kmm_part *p = m->rkt ? lookup(dp, m) : NULL;
+			int r = p ? partition_eof(dp, p, m->offset, ev) : 0;
+			rd_kafka_message_destroy(m);
+			if (r)
+				return KMM_C_EVENT;
+			continue;
+		}
 		if (m->err) {
-			fill(ev, m->err == KMM_ERR_PARTITION_EOF ? KMM_EV_EOF : KMM_EV_RECORD_ERROR, m->err, rd_kafka_message_errstr(m));
+			fill(ev, KMM_EV_RECORD_ERROR, m->err, rd_kafka_message_errstr(m));
 			ev->topic = m->rkt ? kmm_strdup(rd_kafka_topic_name(m->rkt)) : NULL;
 			ev->partition = m->partition;
 			ev->offset = m->offset;
@@ -385,11 +534,15 @@ int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, kmm_event *ev, int6
 			pthread_mutex_unlock(&dp->mu);
 			p->echo_seen = 0;
 		}
+		if (max_weight > 0)
+			*weight += weigh(m, h);
 		int code = produce(dp, p, m, h);
 		if (code)
 			return produce_result(dp, code, p, m, h, ev);
+		p->last_produced = off;
 		(*produced)++;
 		*bytes += m->len;
+		rd_kafka_message_destroy(m);
 		if (dp->ngaps == KMM_GAPS)
 			return KMM_C_GAPS;
 	}
@@ -417,14 +570,19 @@ kmm_run *kmm_dp_runs(kmm_dp *dp) { return dp->runs; }
 // handle_dr folds one delivery report into the runs; 1 when ev was filled (the first record the
 // target rejected).
 static int handle_dr(kmm_dp *dp, const rd_kafka_message_t *m, int64_t now, kmm_event *ev, int64_t *purged) {
-	rd_kafka_message_t *cm = (rd_kafka_message_t *)m->_private;
 	kmm_topic *t = rd_kafka_topic_opaque(m->rkt);
 	kmm_part *p = t ? part_of(t, m->partition) : NULL;
-	int64_t src = cm ? cm->offset : -1;
-	int64_t ts = cm ? rd_kafka_message_timestamp(cm, NULL) : -1;
-	int64_t len = cm ? (int64_t)cm->len : 0;
-	if (cm)
-		rd_kafka_message_destroy(cm);
+	// Reports come in produce order per partition: while a removed part this one replaced has
+	// records in flight, the report is its (the oldest such first).
+	for (kmm_part *q = p ? p->prev : NULL; q; q = q->prev)
+		if (__atomic_load_n(&q->inflight, __ATOMIC_SEQ_CST) > 0)
+			p = q;
+	kmm_slot *s = m->_private;
+	int64_t src = s ? s->off : -1;
+	int64_t ts = s ? s->ts : -1; // the source record's (the target may set its own: LogAppendTime)
+	int64_t len = (int64_t)m->len;
+	if (s)
+		slot_done(s);
 	if (!p)
 		return 0;
 	int64_t left = __atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
@@ -488,15 +646,16 @@ int kmm_dp_deliveries(kmm_dp *dp, int timeout_ms, kmm_event *ev, int *nruns, int
 		pthread_mutex_lock(&dp->mu);
 		for (kmm_topic *t = dp->topics; t; t = t->next)
 			for (int32_t i = 0; i < t->nbypart; i++) {
-				kmm_part *p = t->bypart[i];
-				if (!p || p->echo_ack < 0)
-					continue;
-				if (dp->nruns >= KMM_RUNS - 2) {
-					__atomic_store_n(&dp->echo_ready, 1, __ATOMIC_SEQ_CST);
-					continue;
+				for (kmm_part *p = t->bypart[i]; p; p = p->prev) {
+					if (p->echo_ack < 0)
+						continue;
+					if (dp->nruns >= KMM_RUNS - 2) {
+						__atomic_store_n(&dp->echo_ready, 1, __ATOMIC_SEQ_CST);
+						continue;
+					}
+					echo_run(dp, p, p->echo_ack);
+					p->echo_ack = -1;
 				}
-				echo_run(dp, p, p->echo_ack);
-				p->echo_ack = -1;
 			}
 		pthread_mutex_unlock(&dp->mu);
 	}
@@ -621,13 +780,19 @@ void kmm_dp_free(kmm_dp *dp) {
 	while (t) {
 		kmm_topic *next = t->next;
 		for (int32_t i = 0; i < t->nbypart; i++)
-			free(t->bypart[i]);
+			for (kmm_part *p = t->bypart[i]; p;) {
+				kmm_part *prev = p->prev;
+				free(p);
+				p = prev;
+			}
 		free(t->bypart);
 		free(t->name);
 		free(t->dst);
 		free(t);
 		t = next;
 	}
+	if (dp->chunk && dp->chunk_used < KMM_SLOTS)
+		free(dp->chunk); // (a full one is freed by its last report)
 	for (int i = 0; i < dp->ngarbage; i++)
 		free(dp->garbage[i]);
 	free(dp->garbage);

@@ -32,14 +32,32 @@ const (
 )
 
 // DefaultPlane is the data plane when neither kmm.data.plane nor KMM_DATA_PLANE says.
-const DefaultPlane = PlaneGo
+const DefaultPlane = PlaneC
 
 // PlaneEnv overrides every flow's kmm.data.plane (tests and benchmarks run one plane or the other
 // without editing their files).
 const PlaneEnv = "KMM_DATA_PLANE"
 
-// dpHandle is the C plane's state (dataplane.c), for the Copier's field.
-type dpHandle = C.kmm_dp
+// dpHandle is the C plane's state (dataplane.c), for the Copier's field; dpPart one partition's
+// (CopyPart's field).
+type (
+	dpHandle = C.kmm_dp
+	dpPart   = C.kmm_part
+)
+
+// dpRemove takes p out of the C plane (consumer goroutine): true when the record waiting for
+// room in the producer queue was p's and was dropped.
+func dpRemove(c *Copier, p *CopyPart) bool {
+	return p.dpp != nil && C.kmm_dp_remove_part(c.dp, p.dpp) != 0
+}
+
+// dpInFlight is the number of p's records produced whose delivery report was not handled yet.
+func dpInFlight(p *CopyPart) int64 {
+	if p.dpp == nil {
+		return 0
+	}
+	return int64(C.kmm_dp_part_inflight(p.dpp))
+}
 
 // dpWakeConsumer, dpPurge and dpOutqLen are the C plane's calls that copier.go makes (a file
 // without cgo).
@@ -173,7 +191,7 @@ func (c *Copier) addC(p *CopyPart) error {
 	src, dst := C.CString(p.SrcTopic), C.CString(p.DstTopic)
 	defer C.free(unsafe.Pointer(src))
 	defer C.free(unsafe.Pointer(dst))
-	switch C.kmm_dp_add_part(c.dp, C.int32_t(p.id), src, dst, C.int32_t(p.Partition), C.int64_t(p.nextExpected)) {
+	switch C.kmm_dp_add_part(c.dp, C.int32_t(p.id), src, dst, C.int32_t(p.Partition), C.int64_t(p.nextExpected), &p.dpp) {
 	case 0:
 		return nil
 	case -2:
@@ -198,11 +216,25 @@ func freeEvent(ev *C.kmm_event) {
 func (c *Copier) runConsumerC(ctx context.Context) {
 	defer close(c.cdone)
 	var (
-		ev                       C.kmm_event
-		produced, echoes, nbytes C.int64_t
+		ev                               C.kmm_event
+		produced, echoes, nbytes, weight C.int64_t
 	)
+	defer c.serveRemovals() // Remove never waits on a goroutine that has ended
 	max := C.int(10000)
+	// A rate limit takes the bytes of each batch from the flow's bucket after producing it, and
+	// a batch stops at the bucket's burst (50 ms of the limit), so the wait that pays the debt
+	// comes before the next batch, as the Go plane waits before each record.
+	var maxWeight C.int64_t
+	if c.throttle != nil {
+		maxWeight = 64 << 10
+		if b, ok := c.throttle.(interface{ Burst() int }); ok {
+			maxWeight = C.int64_t(b.Burst())
+		}
+	}
 	for {
+		if c.pendingRm.Load() > 0 {
+			c.serveRemovals()
+		}
 		stopping := c.stop.Load() || ctx.Err() != nil
 		if stopping {
 			// A record already taken from the queue waits for room: hand it over (as the Go
@@ -217,10 +249,17 @@ func (c *Copier) runConsumerC(ctx context.Context) {
 			}
 			max = 0
 		}
-		r := C.kmm_dp_consume(c.dp, 100, max, &ev, &produced, &echoes, &nbytes)
+		r := C.kmm_dp_consume(c.dp, 100, max, maxWeight, &ev, &produced, &echoes, &nbytes, &weight)
 		c.produced.Add(int64(produced))
 		c.echoes.Add(int64(echoes))
 		c.readBytes.Add(int64(nbytes))
+		if c.throttle != nil && weight > 0 {
+			if d := c.throttle.Take(int(weight)); d > 0 && !stopping && !c.pause(ctx, d) {
+				// stopping while paced: what was produced drains as usual; a record waiting
+				// for room is handed over or dropped above on the next round
+				continue
+			}
+		}
 		var ng C.int
 		gaps := C.kmm_dp_gaps(c.dp, &ng)
 		for _, g := range unsafe.Slice(gaps, int(ng)) {
@@ -241,9 +280,14 @@ func (c *Copier) runConsumerC(ctx context.Context) {
 			if p != nil && c.awaitPartition(ctx, p.DstTopic, p.Partition) {
 				continue
 			}
+			off := int64(C.kmm_dp_pending_offset(c.dp))
 			C.kmm_dp_drop_pending(c.dp)
 			c.dropped.Add(1)
 			if c.stop.Load() || ctx.Err() != nil || p == nil {
+				return
+			}
+			if gone := c.gone(p, off, kafka.NewError(kafka.ErrUnknownPartition, "", false)); gone != nil {
+				c.setFatal(gone)
 				return
 			}
 			c.setFatal(Deny(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, p.Partition, kafka.NewError(kafka.ErrUnknownPartition, "", false)),
@@ -253,9 +297,14 @@ func (c *Copier) runConsumerC(ctx context.Context) {
 			p := c.partByID(int32(ev.part))
 			code := kafka.ErrorCode(ev.code)
 			freeEvent(&ev)
+			off := int64(C.kmm_dp_pending_offset(c.dp))
 			C.kmm_dp_drop_pending(c.dp)
 			c.dropped.Add(1)
 			if c.stop.Load() || ctx.Err() != nil || p == nil {
+				return
+			}
+			if gone := c.gone(p, off, kafka.NewError(code, "", false)); gone != nil {
+				c.setFatal(gone)
 				return
 			}
 			c.setFatal(Deny(fmt.Errorf("%s: produce to %s[%d]: %w", c.name, p.DstTopic, p.Partition, kafka.NewError(code, "", false)),
@@ -292,7 +341,19 @@ func (c *Copier) consumerEvent(ev *C.kmm_event) bool {
 		}
 		c.h.Warn("source", e)
 	case C.KMM_EV_EOF:
-		// enable.partition.eof is off for copiers; nothing to do (a hook for later).
+		// The tail past the last record holds nothing to copy (the C plane filtered the EOFs
+		// that are not past it): Idle once every record produced before it is acknowledged.
+		p := c.partByID(int32(ev.part))
+		if c.idle == nil || p == nil {
+			return false
+		}
+		end, after := int64(ev.offset), int64(ev.after)
+		c.OnDeliveryGoroutine(func() {
+			p.idleAt, p.idleAfter = end, after
+			if p.ackedTo >= after {
+				c.fireIdle(p)
+			}
+		})
 	case C.KMM_EV_RECORD_ERROR:
 		topic := C.GoString(ev.topic)
 		e := kafka.NewError(kafka.ErrorCode(ev.code), text, false)
@@ -345,6 +406,10 @@ func (c *Copier) deliverOnce(timeoutMs int) {
 			}
 			c.h.AckedRun(p, AckRun{FirstSrc: int64(run.first_src), FirstDst: int64(run.first_dst), LastSrc: int64(run.last_src), LastDst: int64(run.last_dst),
 				N: int64(run.n), Bytes: int64(run.bytes), LatSumMs: int64(run.lat_sum), LatMaxMs: int64(run.lat_max)})
+			p.ackedTo = int64(run.last_src)
+			if p.idleAt >= 0 && p.ackedTo >= p.idleAfter {
+				c.fireIdle(p)
+			}
 		}
 	}
 	c.purged.Add(int64(purged))
@@ -376,6 +441,10 @@ func (c *Copier) deliverOnce(timeoutMs int) {
 			return
 		}
 		e := kafka.NewError(kafka.ErrorCode(ev.code), text, false)
+		if gone := c.gone(p, int64(ev.offset), e); gone != nil {
+			c.setFatal(gone)
+			return
+		}
 		c.setFatal(Deny(fmt.Errorf("%s: target rejected the record from %s[%d] offset %d: %w",
 			c.name, p.SrcTopic, p.Partition, int64(ev.offset), e), orName(c.TargetCluster, c.name+" target"), c.pcfg, "Write", "topic", p.DstTopic))
 	}

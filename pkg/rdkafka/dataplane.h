@@ -60,6 +60,17 @@ typedef struct rd_kafka_vu_s {
 	} u;
 } rd_kafka_vu_t;
 
+typedef struct rd_kafka_topic_partition_s {
+	char *topic;
+	int32_t partition;
+	int64_t offset;
+	void *metadata;
+	size_t metadata_size;
+	void *opaque;
+	rd_kafka_resp_err_t err;
+	void *_private;
+} rd_kafka_topic_partition_t;
+
 struct rd_kafka_metadata_topic {
 	char *topic;
 	int partition_cnt;
@@ -84,6 +95,8 @@ struct rd_kafka_metadata {
 #define KMM_VTYPE_MSGFLAGS 7
 #define KMM_VTYPE_TIMESTAMP 8
 #define KMM_VTYPE_HEADERS 10
+
+#define KMM_MSG_F_COPY 0x2
 
 #define KMM_EVENT_DR 0x1
 #define KMM_EVENT_FETCH 0x2
@@ -122,6 +135,8 @@ const rd_kafka_message_t *rd_kafka_event_message_next(rd_kafka_event_t *rkev);
 rd_kafka_resp_err_t rd_kafka_event_error(rd_kafka_event_t *rkev);
 const char *rd_kafka_event_error_string(rd_kafka_event_t *rkev);
 int rd_kafka_event_error_is_fatal(rd_kafka_event_t *rkev);
+rd_kafka_topic_partition_t *rd_kafka_event_topic_partition(rd_kafka_event_t *rkev);
+void rd_kafka_topic_partition_destroy(rd_kafka_topic_partition_t *rktpar);
 const char *rd_kafka_event_stats(rd_kafka_event_t *rkev);
 int rd_kafka_event_log(rd_kafka_event_t *rkev, const char **fac, const char **str, int *level);
 void rd_kafka_message_destroy(rd_kafka_message_t *rkmessage);
@@ -131,6 +146,7 @@ rd_kafka_resp_err_t rd_kafka_message_detach_headers(rd_kafka_message_t *rkmessag
 rd_kafka_headers_t *rd_kafka_headers_new(size_t initial_count);
 void rd_kafka_headers_destroy(rd_kafka_headers_t *hdrs);
 rd_kafka_resp_err_t rd_kafka_header_add(rd_kafka_headers_t *hdrs, const char *name, ssize_t name_size, const void *value, ssize_t value_size);
+rd_kafka_resp_err_t rd_kafka_header_get_all(const rd_kafka_headers_t *hdrs, size_t idx, const char **namep, const void **valuep, size_t *sizep);
 rd_kafka_resp_err_t rd_kafka_header_get_last(const rd_kafka_headers_t *hdrs, const char *name, const void **valuep, size_t *sizep);
 rd_kafka_topic_t *rd_kafka_topic_new(rd_kafka_t *rk, const char *topic, rd_kafka_topic_conf_t *conf);
 rd_kafka_topic_conf_t *rd_kafka_topic_conf_new(void);
@@ -176,6 +192,7 @@ typedef struct kmm_event {
 	int32_t partition;
 	int32_t part; // record failures: the part id
 	int64_t offset;
+	int64_t after; // KMM_EV_EOF: the source offset of the last record produced from the partition, -1
 	char *text;
 	char *topic; // malloc'd
 } kmm_event;
@@ -202,8 +219,11 @@ typedef struct kmm_dp kmm_dp;
 
 kmm_dp *kmm_dp_new(rd_kafka_t *cons, rd_kafka_conf_t *pconf, char *errstr, size_t errsize);
 void kmm_dp_set_origin(kmm_dp *dp, const char *origin, const char *target);
-int kmm_dp_add_part(kmm_dp *dp, int32_t id, const char *src, const char *dst, int32_t partition, int64_t next_expected);
-int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, kmm_event *ev, int64_t *produced, int64_t *echoes, int64_t *bytes);
+int kmm_dp_add_part(kmm_dp *dp, int32_t id, const char *src, const char *dst, int32_t partition, int64_t next_expected, kmm_part **out);
+int kmm_dp_remove_part(kmm_dp *dp, kmm_part *p);
+int64_t kmm_dp_part_inflight(kmm_part *p);
+int64_t kmm_dp_pending_offset(kmm_dp *dp);
+int kmm_dp_consume(kmm_dp *dp, int timeout_ms, int max_msgs, int64_t max_weight, kmm_event *ev, int64_t *produced, int64_t *echoes, int64_t *bytes, int64_t *weight);
 void kmm_dp_drop_pending(kmm_dp *dp);
 int32_t kmm_dp_pending_part(kmm_dp *dp);
 int kmm_dp_deliveries(kmm_dp *dp, int timeout_ms, kmm_event *ev, int *nruns, int64_t *reported, int64_t *purged);

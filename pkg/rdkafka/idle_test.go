@@ -74,9 +74,18 @@ func produceTxn(t *testing.T, p *kafka.Producer, topic string, per int, commit b
 // A partition whose tail is a transaction marker (after a committed transaction) or aborted
 // records and their marker: the Copier calls Idle with the source's end once every copied record
 // is acknowledged, after their Acked, and once per end offset; a later record is acknowledged as
-// usual, and the next idle tail is reported again.
+// usual, and the next idle tail is reported again. Both data planes.
 func TestCopierIdleAtTransactionTail(t *testing.T) {
 	t.Parallel()
+	for _, plane := range []string{rdkafka.PlaneC, rdkafka.PlaneGo} {
+		t.Run(plane, func(t *testing.T) {
+			t.Parallel()
+			testCopierIdleAtTransactionTail(t, plane)
+		})
+	}
+}
+
+func testCopierIdleAtTransactionTail(t *testing.T, plane string) {
 	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
 	a.CreateTopic(t, "txn", 1)
 	b.CreateTopic(t, "A.txn", 1)
@@ -102,9 +111,12 @@ func TestCopierIdleAtTransactionTail(t *testing.T) {
 	h := &idleHandler{acked: -1}
 	cons := a.Config()
 	cons["isolation.level"] = "read_committed"
-	c, err := rdkafka.NewCopier("idle", cons, b.Config(), h)
+	c, err := rdkafka.NewCopier("idle", cons, b.Config(), h, rdkafka.WithDataPlane(plane))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.Plane() != plane {
+		t.Fatalf("the copier runs the %s plane, want %s", c.Plane(), plane)
 	}
 	defer c.Close()
 	c.Start(context.Background())

@@ -507,19 +507,18 @@ func (e *engine) start(ctx context.Context) error {
 	// A long link to the target needs deeper producer queues than the default budget gives
 	// (flow.WANRTT): measured once here, before the pipelines' producers exist.
 	if !f.MemoryBudgetSet {
-		f.TargetRTT = e.tgtW.roundTrip(ctx, 3)
+		f.SourceRTT, f.TargetRTT = e.srcW.roundTrip(ctx, 3), e.tgtW.roundTrip(ctx, 3)
 	}
 	// MM2's replication consumer and an idempotent acks=all producer (pkg/flow owns both).
 	cons, prod := f.ReplicationConsumer(), f.ReplicationProducer()
 	if f.RateLimit > 0 {
 		e.limiter = newRateLimiter(f.RateLimit)
 	}
-	// The C data plane has neither the rate limit's throttle nor the workers' partition removal
-	// yet: those flows run the Go plane.
+	// kmm.data.plane (KMM_DATA_PLANE): the C plane unless the file or the environment says go;
+	// exactly-once runs the Go plane (cPlaneMissing).
 	plane := rdkafka.ChoosePlane(f.DataPlane)
 	if why := cPlaneMissing(f); plane == rdkafka.PlaneC && why != "" {
-		e.warnLimited("plane", nil, "kmm.data.plane = c does not support "+why+" yet: this flow runs the Go data plane")
-		plane = rdkafka.PlaneGo
+		plane = rdkafka.PlaneGo // documented (README: exactly-once); the start line names the plane
 	}
 	n := f.Tasks
 	for i := 0; i < n; i++ {
@@ -1165,10 +1164,6 @@ func (e *engine) checkMM2(ctx context.Context) error {
 // cPlaneMissing names what flow f uses that the C data plane lacks ("" if nothing).
 func cPlaneMissing(f *flow.Flow) string {
 	switch {
-	case f.Workers:
-		return "kmm.workers.enabled"
-	case f.RateLimit > 0:
-		return "a rate limit"
 	case f.ExactlyOnce:
 		return "exactly.once.source.support"
 	}
@@ -1179,10 +1174,21 @@ func cPlaneMissing(f *flow.Flow) string {
 // long link to the target ("" when they were not).
 func (e *engine) wanNote() string {
 	f := e.flow
-	if f.TargetRTT < flow.WANRTT || f.MemoryBudgetSet {
+	if f.MemoryBudgetSet {
 		return ""
 	}
-	q := f.ReplicationProducer()["queue.buffering.max.kbytes"]
-	return fmt.Sprintf("; %s is %s away: producer queues of %s KiB per pipeline for the link (kmm.memory.budget.bytes bounds them)",
-		f.Target, f.TargetRTT.Round(time.Millisecond), q)
+	var notes []string
+	if f.SourceRTT >= flow.WANRTT {
+		c := f.ReplicationConsumer()
+		notes = append(notes, fmt.Sprintf("%s is %s away: prefetch queues of %s KiB (fetches of %s bytes) per pipeline for the link",
+			f.Source, f.SourceRTT.Round(time.Millisecond), c["queued.max.messages.kbytes"], c["fetch.max.bytes"]))
+	}
+	if f.TargetRTT >= flow.WANRTT {
+		notes = append(notes, fmt.Sprintf("%s is %s away: producer queues of %s KiB per pipeline for the link",
+			f.Target, f.TargetRTT.Round(time.Millisecond), f.ReplicationProducer()["queue.buffering.max.kbytes"]))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, "; ") + " (kmm.memory.budget.bytes bounds them)"
 }

@@ -75,6 +75,9 @@ func (l *rateLimiter) Take(n int) time.Duration {
 	return d
 }
 
+// Burst is the bucket's burst in bytes: the C data plane's largest batch under the limit.
+func (l *rateLimiter) Burst() int { return int(l.burst) }
+
 // throttledMs is how long the flow's pipelines waited for the limit, summed over pipelines.
 func (l *rateLimiter) throttledMs() int64 {
 	if l == nil {
