@@ -20,7 +20,7 @@ import (
 //	BENCH_ONLY=sustained               only these rows (and the ceiling they are compared with)
 //	BENCH_SUSTAIN_SECONDS=60           measurement window (smoke: 3)
 //	BENCH_SUSTAIN_WARMUP_SECONDS=15    excluded after the first record (smoke: 1)
-//	BENCH_SUSTAIN_TOOLS=kmm,kmm-c,mm2  kmm-c: kmm with KMM_DATA_PLANE=c
+//	BENCH_SUSTAIN_TOOLS=kmm,mm2 (default; kmm-c: kmm with KMM_DATA_PLANE=c, the default plane since the C plane became it)
 //	BENCH_SUSTAIN_REPEATS              repetitions (default BENCH_REPEATS)
 //	BENCH_SUSTAIN_MAX_GB=16            cap on the backlog's payload per workload (smoke: 0.3; smaller and the C plane copies it all within a few polls)
 //	BENCH_SUSTAIN_MAX_RECORDS=30000000 cap on the backlog's records per workload (loading 100 B
@@ -59,7 +59,7 @@ func sustainConfig(cfg *config) (sustainSettings, error) {
 	if os.Getenv("BENCH_SUSTAIN_RATE") != "" {
 		s.rate = envFloat("BENCH_SUSTAIN_RATE", 0)
 	}
-	for _, v := range strings.Split(envStr("BENCH_SUSTAIN_TOOLS", "kmm,kmm-c,mm2"), ",") {
+	for _, v := range strings.Split(envStr("BENCH_SUSTAIN_TOOLS", "kmm,mm2"), ",") {
 		if v = strings.TrimSpace(v); v != "kmm" && v != "kmm-c" && v != "mm2" {
 			return s, fmt.Errorf("BENCH_SUSTAIN_TOOLS: %q is none of kmm, kmm-c, mm2", v)
 		}
