@@ -231,7 +231,7 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 		m["auto.offset.reset"] = "earliest"
 	}
 	q := f.queueBytes()
-	if f.SourceRTT >= WANRTT && !f.MemoryBudgetSet && WANConsumerQueue > q {
+	if (f.SourceRTT >= WANRTT || f.TargetRTT >= WANRTT) && !f.MemoryBudgetSet && WANConsumerQueue > q {
 		q = WANConsumerQueue
 	}
 	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
@@ -305,11 +305,14 @@ func setIfAbsent(m map[string]string, k, v string) {
 // budget: loopback and a data center answer in well under a millisecond to a few.
 const WANRTT = 20 * time.Millisecond
 
-// WANConsumerQueue is a pipeline's source prefetch queue when the source is WANRTT or further
-// away and the budget is the default: librdkafka has one fetch in flight per broker, and the
-// fetch is capped at a third of the queue (fetchBytes), so a pipeline reads at most that much
-// per round trip and source broker: 8 MiB here, ~80 MB/s at 100 ms, where the default budget's
-// 1 MiB fetch would allow ~10 MB/s.
+// WANConsumerQueue is a pipeline's source prefetch queue when the source or the target is
+// WANRTT or further away and the budget is the default. Source: librdkafka has one fetch in
+// flight per broker, and the fetch is capped at a third of the queue (fetchBytes), so a
+// pipeline reads at most that much per round trip and source broker: 8 MiB here, ~80 MB/s at
+// 100 ms, where the default budget's 1 MiB fetch would allow ~10 MB/s. Target: a 1 MiB fetch
+// holds one partition's records (max.partition.fetch.bytes), so the producer queue fills with
+// one or two partitions at a time and the producer had 2 requests in flight instead of 5
+// (measured through a 100 ms link: 25 MB/s; 8 MiB fetches spread over partitions: 4-5).
 const WANConsumerQueue = 24 << 20
 
 // wanProducerQueue is a pipeline's producer queue across a long link: four times what one

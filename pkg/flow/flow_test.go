@@ -332,20 +332,22 @@ func TestMemoryBudget(t *testing.T) {
 		}
 	}
 	// A target 20 ms or more away, default budget: the producer queue holds four windows of
-	// 5 requests x batch.size (20 MB = 19531 KiB; 2 MB batches: 39062), the consumer's is
-	// unchanged; closer, or with a budget the file sets, the budget's (3 MiB each here).
+	// 5 requests x batch.size (20 MB = 19531 KiB; 2 MB batches: 39062) and the consumer's is
+	// the WAN one (its fetches spread over partitions); closer, or with a budget the file
+	// sets, the budget's (3 MiB each here).
 	wan := flows[0]
 	for _, c := range []struct {
 		rtt   time.Duration
 		batch string
 		want  string
-	}{{100 * time.Millisecond, "", "19531"}, {20 * time.Millisecond, "2000000", "39062"}, {19 * time.Millisecond, "", "3072"}} {
+		cons  string
+	}{{100 * time.Millisecond, "", "19531", "24576"}, {20 * time.Millisecond, "2000000", "39062", "24576"}, {19 * time.Millisecond, "", "3072", "3072"}} {
 		wan.TargetRTT = c.rtt
 		if c.batch != "" {
 			wan.TargetProducer["batch.size"] = c.batch
 		}
-		if ck, _, pk, _ := queues(wan); ck != "3072" || pk != c.want {
-			t.Errorf("target %s away, batch.size %q: consumer %s KiB, producer %s KiB, want 3072 / %s", c.rtt, c.batch, ck, pk, c.want)
+		if ck, _, pk, _ := queues(wan); ck != c.cons || pk != c.want {
+			t.Errorf("target %s away, batch.size %q: consumer %s KiB, producer %s KiB, want %s / %s", c.rtt, c.batch, ck, pk, c.cons, c.want)
 		}
 	}
 	// A source as far: a 24 MiB prefetch queue and fetches of a third of it; the producer's

@@ -1178,14 +1178,18 @@ func (e *engine) wanNote() string {
 		return ""
 	}
 	var notes []string
+	c := f.ReplicationConsumer()
+	prefetch := fmt.Sprintf("prefetch queues of %s KiB (fetches of %s bytes)", c["queued.max.messages.kbytes"], c["fetch.max.bytes"])
 	if f.SourceRTT >= flow.WANRTT {
-		c := f.ReplicationConsumer()
-		notes = append(notes, fmt.Sprintf("%s is %s away: prefetch queues of %s KiB (fetches of %s bytes) per pipeline for the link",
-			f.Source, f.SourceRTT.Round(time.Millisecond), c["queued.max.messages.kbytes"], c["fetch.max.bytes"]))
+		notes = append(notes, fmt.Sprintf("%s is %s away: %s per pipeline for the link", f.Source, f.SourceRTT.Round(time.Millisecond), prefetch))
 	}
 	if f.TargetRTT >= flow.WANRTT {
-		notes = append(notes, fmt.Sprintf("%s is %s away: producer queues of %s KiB per pipeline for the link",
-			f.Target, f.TargetRTT.Round(time.Millisecond), f.ReplicationProducer()["queue.buffering.max.kbytes"]))
+		also := ""
+		if f.SourceRTT < flow.WANRTT {
+			also = " and " + prefetch
+		}
+		notes = append(notes, fmt.Sprintf("%s is %s away: producer queues of %s KiB%s per pipeline for the link",
+			f.Target, f.TargetRTT.Round(time.Millisecond), f.ReplicationProducer()["queue.buffering.max.kbytes"], also))
 	}
 	if len(notes) == 0 {
 		return ""
