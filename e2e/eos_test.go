@@ -21,11 +21,17 @@ import (
 // "Exactly-once"): every check reads the target as a read_committed consumer does, to the end
 // of each partition (its last stable offset), and counts each source record's copies there.
 
-// eosProps is the flow A->B of topic with exactly-once on (MM2's per-target worker key).
+// eosProps is the flow A->B of topic with exactly-once on (MM2's per-target worker key). Its
+// progress records go to an offsets topic of its own (named after the source topic, so every
+// eosProps of a test shares it): a kmm killed mid-transaction leaves the transaction open until
+// it is fenced or times out, and read_committed readers of those partitions wait behind it; the
+// bed's shared mm2-offsets.A.internal is read by most other tests. Heartbeats stay replicated:
+// they are what makes an idle, fenced kmm notice (TestEOSFencing).
 func eosProps(t *testing.T, topic string, extra ...string) string {
 	t.Helper()
 	return writeProps(t, append([]string{"A->B.enabled = true", "A->B.topics = " + regexp.QuoteMeta(topic),
-		"B.exactly.once.source.support = enabled", "kmm.transaction.interval.ms = 500"}, extra...)...)
+		"B.exactly.once.source.support = enabled", "kmm.transaction.interval.ms = 500",
+		"B.offset.storage.topic = mm2-offsets-" + topic}, extra...)...)
 }
 
 // committedSeqs reads topic on c with read_committed to its end and returns, per partition, the

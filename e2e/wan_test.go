@@ -97,7 +97,7 @@ func TestWANLinkRTTShown(t *testing.T) {
 	waitCount(t, bed.B, "A."+topic, 2, 1000, 90*time.Second)
 	// The target measured 100+ ms away before the pipelines started: their producer queues are
 	// sized for the link (flow.WANRTT; 20 MB with librdkafka's batch.size), not the budget's 12 MiB.
-	if m := regexp.MustCompile(`B is (\d+)ms away: producer queues of (\d+) KiB per pipeline`).FindStringSubmatch(p.Stderr()); m == nil || m[2] != "19531" {
+	if m := regexp.MustCompile(`B is (\d+)ms away: producer queues of (\d+) KiB`).FindStringSubmatch(p.Stderr()); m == nil || m[2] != "19531" {
 		t.Errorf("replicate does not say it sized the producer queue for the link (want 19531 KiB):\n%s", tail(p.Stderr(), 10))
 	} else if ms, _ := strconv.Atoi(m[1]); ms < 95 {
 		t.Errorf("B measured %s ms away at start; the link adds 100 ms", m[1])

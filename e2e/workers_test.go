@@ -256,6 +256,11 @@ func TestWorkersAddWorker(t *testing.T) {
 	}
 	stopSampling := make(chan struct{})
 	sampled := make(chan struct{})
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { close(stopSampling); <-sampled }) }
+	// A failing wait below ends the test at once: the sampler must stop before the admins
+	// close (cleanups run last-registered first), or it calls a destroyed client (SIGSEGV).
+	t.Cleanup(stop)
 	go func() {
 		defer close(sampled)
 		tk := time.NewTicker(100 * time.Millisecond)
@@ -306,8 +311,7 @@ func TestWorkersAddWorker(t *testing.T) {
 		return nil
 	})
 	time.Sleep(5 * time.Second)
-	close(stopSampling)
-	<-sampled
+	stop()
 	h1, _ := workerParts(w1.Stderr(), topic)
 	h2, _ := workerParts(w2.Stderr(), topic)
 	h3, _ := workerParts(w3.Stderr(), topic)
