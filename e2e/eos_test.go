@@ -56,34 +56,19 @@ func committedSeqs(t *testing.T, c testbed.Cluster, topic string, parts, off int
 // source records missing on the target, extra copies, and the order of first copies.
 func compareCommitted(t *testing.T, src testbed.Cluster, topic string, dst testbed.Cluster, remote string, parts, off int) (missing, dups, total int) {
 	t.Helper()
-	want, got := committedSeqs(t, src, topic, parts, off), committedSeqs(t, dst, remote, parts, off)
-	for p := 0; p < parts; p++ {
-		seen := map[uint64]int{}
-		var firsts []uint64
-		for _, s := range got[p] {
-			if seen[s]++; seen[s] == 1 {
-				firsts = append(firsts, s)
-			} else {
-				dups++
-			}
-		}
-		total += len(want[p])
-		i := 0
-		for _, s := range want[p] {
-			if seen[s] == 0 {
-				missing++
-				continue
-			}
-			for i < len(firsts) && firsts[i] != s {
-				i++
-			}
-			if i == len(firsts) {
-				t.Errorf("partition %d: record %d is on %s out of source order", p, s, dst.Name)
-				return
-			}
-		}
+	return compareSeqs(t, committedSeqs(t, src, topic, parts, off), committedSeqs(t, dst, remote, parts, off), dst.Name)
+}
+
+// assertCommittedOnce fails the test unless a read_committed reader of remote on B sees each of
+// the n source records of topic on A exactly once (compareCommitted; off: the sequence number's
+// place in the value); note ends the log line.
+func assertCommittedOnce(t *testing.T, bed *testbed.Bed, topic, remote string, parts, off, n int, note string) {
+	t.Helper()
+	missing, dups, total := compareCommitted(t, bed.A, topic, bed.B, remote, parts, off)
+	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader%s", total, missing, dups, note)
+	if missing != 0 || dups != 0 || total != n {
+		t.Fatalf("%d of %d records: %d lost, %d duplicated (want 0 and 0)", total, n, missing, dups)
 	}
-	return missing, dups, total
 }
 
 // committedAt reads topic on c with read_committed and returns, per partition, the sequence
@@ -207,12 +192,7 @@ func TestFaultKill9EOS(t *testing.T) {
 			}
 			return nil
 		})
-		copying := time.Since(began)
-		d := time.Duration(rng.Intn(1500)) * time.Millisecond
-		time.Sleep(d)
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.done
-		moments = append(moments, fmt.Sprintf("%s+%s", copying.Round(100*time.Millisecond), d.Round(time.Millisecond)))
+		moments = append(moments, killMidCopy(p, rng, began))
 	}
 	t.Logf("SIGKILL of each run at (first write seen + random delay): %s; %d records produced and %d kills in %s",
 		strings.Join(moments, ", "), total, kills, time.Since(start).Round(100*time.Millisecond))
@@ -280,11 +260,7 @@ func TestEOSFencing(t *testing.T) {
 	if code := second.stop(t, syscall.SIGTERM, outageShutdown+20*time.Second); code != 0 {
 		t.Fatalf("graceful stop of the second kmm: exit %d\n%s", code, tail(second.Stderr(), 20))
 	}
-	missing, dups, n := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 0)
-	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader", n, missing, dups)
-	if missing != 0 || dups != 0 || n != total {
-		t.Fatalf("%d of %d records: %d lost, %d duplicated (want 0 and 0)", n, total, missing, dups)
-	}
+	assertCommittedOnce(t, bed, topic, remote, parts, 0, total, "")
 }
 
 // committedCount is the number of records a read_committed reader sees in topic on c.
@@ -372,11 +348,7 @@ func TestEOSInteropTakeoverFromMM2(t *testing.T) {
 	k := startTool(t, bed, "kmm", props)
 	waitCommitted(t, bed.B, remote, parts, 12000, 2*time.Minute)
 	k.stop(t)
-	missing, dups, n := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 8)
-	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader (MM2 copied %d, kmm the rest)", n, missing, dups, mm2Copied)
-	if missing != 0 || dups != 0 || n != 12000 {
-		t.Fatalf("%d of 12000 records: %d lost, %d duplicated (want 0 and 0)", n, missing, dups)
-	}
+	assertCommittedOnce(t, bed, topic, remote, parts, 8, 12000, fmt.Sprintf(" (MM2 copied %d, kmm the rest)", mm2Copied))
 }
 
 // TestEOSInteropHandBackToMM2: kmm in exactly-once mode replicates part of a stream and stops on
@@ -405,11 +377,7 @@ func TestEOSInteropHandBackToMM2(t *testing.T) {
 	waitCommitted(t, bed.B, remote, parts, 12000, 2*time.Minute)
 	t.Logf("MM2 (exactly-once) caught up %s after its start", time.Since(start).Round(time.Millisecond))
 	m.stop(t)
-	missing, dups, n := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 8)
-	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader (kmm copied %d, MM2 the rest)", n, missing, dups, kmmCopied)
-	if missing != 0 || dups != 0 || n != 12000 {
-		t.Fatalf("%d of 12000 records: %d lost, %d duplicated (want 0 and 0)", n, missing, dups)
-	}
+	assertCommittedOnce(t, bed, topic, remote, parts, 8, 12000, fmt.Sprintf(" (kmm copied %d, MM2 the rest)", kmmCopied))
 }
 
 // TestEOSAbortRewind: in exactly-once mode the target refuses a record for a while (larger than
@@ -464,11 +432,7 @@ func TestEOSAbortRewind(t *testing.T) {
 		t.Fatalf("graceful stop: exit %d\n%s", code, tail(p.Stderr(), 20))
 	}
 	raw := rawCount(t, bed.B, remote, parts)
-	missing, dups, total := compareCommitted(t, bed.A, topic, bed.B, remote, parts, 0)
-	t.Logf("%d source records: %d lost, %d duplicated to a read_committed reader; the target's log holds %d offsets (aborted copies and markers)", total, missing, dups, raw)
-	if missing != 0 || dups != 0 || total != n {
-		t.Fatalf("%d of %d records: %d lost, %d duplicated (want 0 and 0)", total, n, missing, dups)
-	}
+	assertCommittedOnce(t, bed, topic, remote, parts, 0, n, fmt.Sprintf("; the target's log holds %d offsets (aborted copies and markers)", raw))
 	if raw <= int64(n)+int64(parts) {
 		t.Fatalf("the target holds %d offsets for %d records: no aborted copy, so no transaction was aborted", raw, n)
 	}

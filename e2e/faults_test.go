@@ -317,12 +317,7 @@ func TestFaultKill9x10(t *testing.T) {
 			}
 			return nil
 		})
-		copying := time.Since(began)
-		d := time.Duration(rng.Intn(1500)) * time.Millisecond
-		time.Sleep(d)
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.done
-		moments = append(moments, fmt.Sprintf("%s+%s", copying.Round(100*time.Millisecond), d.Round(time.Millisecond)))
+		moments = append(moments, killMidCopy(p, rng, began))
 	}
 	t.Logf("SIGKILL of each run at (first copy seen + random delay): %s; target held %d records after the last kill", strings.Join(moments, ", "), targetTotal())
 	t.Logf("1M records produced and %d kills in %s", kills, time.Since(start).Round(100*time.Millisecond))
@@ -545,4 +540,16 @@ func (f *faultFlow) sideCluster(side string) string {
 		return f.src.Name
 	}
 	return f.dst.Name
+}
+
+// killMidCopy sends SIGKILL to p after a random delay of up to 1.5 s (rng: the scenario's seed)
+// and waits for it to end; began is when its first copy was seen. It returns the moment as
+// "time copying+delay" for the scenario's log.
+func killMidCopy(p *proc, rng *rand.Rand, began time.Time) string {
+	copying := time.Since(began)
+	d := time.Duration(rng.Intn(1500)) * time.Millisecond
+	time.Sleep(d)
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	return fmt.Sprintf("%s+%s", copying.Round(100*time.Millisecond), d.Round(time.Millisecond))
 }

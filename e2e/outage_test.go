@@ -211,8 +211,15 @@ func compareCopy(t *testing.T, src testbed.Cluster, topic string, dst testbed.Cl
 		}
 		return out
 	}
-	want, got := read(src, topic), read(dst, remote)
-	for p := 0; p < parts; p++ {
+	return compareSeqs(t, read(src, topic), read(dst, remote), dst.Name)
+}
+
+// compareSeqs compares, per partition, the sequence numbers of the source records (want) with
+// those of their copies (got): source records without a copy, extra copies, and first copies
+// out of source order (an error).
+func compareSeqs(t *testing.T, want, got [][]uint64, dst string) (missing, dups, total int) {
+	t.Helper()
+	for p := range want {
 		seen := map[uint64]int{}
 		var firsts []uint64
 		for _, s := range got[p] {
@@ -233,7 +240,7 @@ func compareCopy(t *testing.T, src testbed.Cluster, topic string, dst testbed.Cl
 				i++
 			}
 			if i == len(firsts) {
-				t.Errorf("partition %d: record %d is on %s out of source order", p, s, dst.Name)
+				t.Errorf("partition %d: record %d is on %s out of source order", p, s, dst)
 				return
 			}
 		}

@@ -790,6 +790,19 @@ func (c *Copier) deliver(m *kafka.Message, s *slot) {
 	}
 }
 
+// eofPart is the part an end-of-partition event is about (nil if none).
+func (c *Copier) eofPart(eof kafka.PartitionEOF) *CopyPart {
+	if eof.Topic == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l := c.byTopic[*eof.Topic]; int(eof.Partition) < len(l) {
+		return l[eof.Partition]
+	}
+	return nil
+}
+
 // partitionEOF runs on the consumer goroutine when the source consumer reached the end of a
 // partition: when the end is past the offset after the last record delivered, Idle is called
 // for it once every record produced from the partition so far is acknowledged (at once, or by
@@ -798,15 +811,10 @@ func (c *Copier) partitionEOF(eof kafka.PartitionEOF) {
 	if c.txn != nil {
 		c.txnEOF(eof)
 	}
-	if c.idle == nil || eof.Topic == nil {
+	if c.idle == nil {
 		return
 	}
-	c.mu.Lock()
-	var p *CopyPart
-	if l := c.byTopic[*eof.Topic]; int(eof.Partition) < len(l) {
-		p = l[eof.Partition]
-	}
-	c.mu.Unlock()
+	p := c.eofPart(eof)
 	end := int64(eof.Offset)
 	if p == nil || end <= 0 || (p.nextExpected >= 0 && end <= p.nextExpected) {
 		return // nothing at the tail without a record (or already reported at this end)

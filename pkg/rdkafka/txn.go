@@ -408,15 +408,7 @@ func (c *Copier) txnAbandon(deadline time.Time) {
 // markers, aborted records): the offsets before the end are done, and the position stored at
 // the next commit covers them (consumer goroutine).
 func (c *Copier) txnEOF(eof kafka.PartitionEOF) {
-	if eof.Topic == nil {
-		return
-	}
-	c.mu.Lock()
-	var p *CopyPart
-	if l := c.byTopic[*eof.Topic]; int(eof.Partition) < len(l) {
-		p = l[eof.Partition]
-	}
-	c.mu.Unlock()
+	p := c.eofPart(eof)
 	if end := int64(eof.Offset); p != nil && end > 0 && end-1 > p.txnDone && (p.nextExpected < 0 || end >= p.nextExpected) {
 		p.txnDone = end - 1
 	}

@@ -213,35 +213,21 @@ type digestPoller interface {
 // digestBatch is the most digests one PollDigests hands over (16 KiB).
 const digestBatch = 1024
 
-// read polls the range to its end (or the idle rule, or an error) and sends the digests.
+// read polls the range to its end (or the idle rule, or an error) and sends the digests: through
+// the reader's own hashing where it has it (digestPoller), else Poll + RecordHash.
 func (s *partStream) read(ctx context.Context) error {
+	poll := s.pollRecords
 	if dp, ok := s.r.(digestPoller); ok && s.recs == nil && !GoDigests {
-		return s.readDigests(ctx, dp)
+		poll = func(ctx context.Context) ([]Item, int, error) { return s.pollDigests(ctx, dp) }
 	}
 	quiet, any := time.Now(), false
 	for {
-		recs, err := s.r.Poll(ctx, pollBatch, 200*time.Millisecond)
+		b, seen, err := poll(ctx)
 		if err != nil {
 			return fmt.Errorf("reading %s[%d]: %w", s.tp.Topic, s.tp.Partition, err)
 		}
-		var b []Item
-		select {
-		case b = <-s.free:
-		default:
-			b = make([]Item, 0, pollBatch)
-		}
-		for i := range recs {
-			r := &recs[i]
-			if r.Topic != s.tp.Topic || r.Partition != s.tp.Partition || r.Offset >= s.end || r.Offset <= s.last {
-				continue
-			}
-			s.last = r.Offset
-			if s.recs != nil {
-				s.recs(r)
-			}
-			b = append(b, Item{Offset: r.Offset, Hash: RecordHash(r, s.withTS)})
-		}
 		if len(b) > 0 {
+			s.last = b[len(b)-1].Offset
 			select {
 			case s.ch <- b:
 			case <-ctx.Done():
@@ -255,7 +241,7 @@ func (s *partStream) read(ctx context.Context) error {
 		if !any {
 			idle = 3 * s.idle // the first fetch also connects and finds the leader
 		}
-		if len(recs) > 0 {
+		if seen > 0 {
 			// After the send: time spent waiting for the comparison is not idle time.
 			quiet, any = time.Now(), true
 		} else if time.Since(quiet) >= idle {
@@ -265,48 +251,51 @@ func (s *partStream) read(ctx context.Context) error {
 	}
 }
 
+// batch is an empty batch of capacity n or more, reused from the comparison when it can be.
+func (s *partStream) batch(n int) []Item {
+	select {
+	case b := <-s.free:
+		if cap(b) >= n {
+			return b[:0]
+		}
+	default:
+	}
+	return make([]Item, 0, n)
+}
+
+// pollRecords polls up to pollBatch records and hashes those of the range in Go; seen counts
+// every record polled.
+func (s *partStream) pollRecords(ctx context.Context) ([]Item, int, error) {
+	recs, err := s.r.Poll(ctx, pollBatch, 200*time.Millisecond)
+	if err != nil {
+		return nil, 0, err
+	}
+	b := s.batch(pollBatch)
+	last := s.last
+	for i := range recs {
+		r := &recs[i]
+		if r.Topic != s.tp.Topic || r.Partition != s.tp.Partition || r.Offset >= s.end || r.Offset <= last {
+			continue
+		}
+		last = r.Offset
+		if s.recs != nil {
+			s.recs(r)
+		}
+		b = append(b, Item{Offset: r.Offset, Hash: RecordHash(r, s.withTS)})
+	}
+	return b, len(recs), nil
+}
+
 // GoDigests makes full scans hash records in Go (Poll + RecordHash) even where the reader can
 // hash them itself: the benchmark's comparison of the two paths (KMM_VERIFY_GO_DIGESTS=1).
 var GoDigests = os.Getenv("KMM_VERIFY_GO_DIGESTS") == "1"
 
-// readDigests is read through a digestPoller: the same range, idle rule and hand-over, without
-// the records.
-func (s *partStream) readDigests(ctx context.Context, dp digestPoller) error {
-	quiet, any := time.Now(), false
-	for {
-		var b []Item
-		select {
-		case b = <-s.free:
-		default:
-		}
-		if cap(b) < digestBatch {
-			b = make([]Item, digestBatch)
-		}
-		b = b[:cap(b)]
-		n, seen, err := dp.PollDigests(ctx, s.tp, s.last, s.end, s.withTS, b, 200*time.Millisecond)
-		if err != nil {
-			return fmt.Errorf("reading %s[%d]: %w", s.tp.Topic, s.tp.Partition, err)
-		}
-		if n > 0 {
-			s.last = b[n-1].Offset
-			select {
-			case s.ch <- b[:n]:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		if s.last >= s.end-1 {
-			return nil
-		}
-		idle := s.idle
-		if !any {
-			idle = 3 * s.idle // the first fetch also connects and finds the leader
-		}
-		if seen > 0 {
-			quiet, any = time.Now(), true
-		} else if time.Since(quiet) >= idle {
-			s.stalled = true
-			return nil
-		}
+// pollDigests is pollRecords through a digestPoller: the records are hashed by the reader.
+func (s *partStream) pollDigests(ctx context.Context, dp digestPoller) ([]Item, int, error) {
+	b := s.batch(digestBatch)
+	n, seen, err := dp.PollDigests(ctx, s.tp, s.last, s.end, s.withTS, b[:cap(b)], 200*time.Millisecond)
+	if err != nil {
+		return nil, 0, err
 	}
+	return b[:n], seen, nil
 }
