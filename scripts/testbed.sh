@@ -14,7 +14,7 @@
 # Clusters and listeners (all 127.0.0.1):
 #   A: PLAINTEXT 19092  CONTROLLER 19093  SASL_PLAINTEXT 19094  SSL 19095  SASL_SSL 19096  PROXIED 19099 (advertised 19100)
 #   B: PLAINTEXT 29092  CONTROLLER 29093  SASL_PLAINTEXT 29094  SSL 29095  SASL_SSL 29096  PROXIED 29099 (advertised 29100)
-#   C: PLAINTEXT 39092  CONTROLLER 39093  SASL_PLAINTEXT 39094  SSL 39095  SASL_SSL 39096  PROXIED 39099 (advertised 39100)
+#   C: PLAINTEXT 14092  CONTROLLER 14093  SASL_PLAINTEXT 14094  SSL 14095  SASL_SSL 14096  PROXIED 14099 (advertised 14100)
 # PROXIED (base+7) is PLAINTEXT like the first, but the broker advertises base+8, where a
 # toxiproxy listens and forwards to base+7: a client bootstrapped at base+8 goes through the
 # proxy for every connection, since the metadata it gets names base+8. Nothing listens on base+8
@@ -52,7 +52,7 @@ PORT_OFFSET="${KMM_TESTBED_PORT_OFFSET:-0}"
 
 base_port() {
   case "$1" in
-    A) echo $((19092 + PORT_OFFSET)) ;; B) echo $((29092 + PORT_OFFSET)) ;; C) echo $((39092 + PORT_OFFSET)) ;;
+    A) echo $((19092 + PORT_OFFSET)) ;; B) echo $((29092 + PORT_OFFSET)) ;; C) echo $((14092 + PORT_OFFSET)) ;;
     *) die "unknown cluster '$1' (known: A B C)" ;;
   esac
 }

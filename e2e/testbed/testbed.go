@@ -1,5 +1,5 @@
 // Package testbed attaches Go tests to the real Apache Kafka clusters started by
-// scripts/testbed.sh (A 127.0.0.1:19092, B :29092, C :39092). It gives each test unique topic and
+// scripts/testbed.sh (A 127.0.0.1:19092, B :29092, C :14092). It gives each test unique topic and
 // group names, produce/consume helpers built on kmm's own librdkafka adapter, Eventually with
 // deadlines instead of sleeps, and on failure prints the clusters' addresses and broker log
 // tails. Tests skip when the bed is down unless KMM_REQUIRE_TESTBED=1 (set by `make test`), in
@@ -90,7 +90,7 @@ func Attach(t testing.TB) *Bed {
 			dir = filepath.Join(Root(), ".testbed")
 		}
 		off := PortOffset()
-		b := &Bed{A: cluster("A", 19092+off), B: cluster("B", 29092+off), C: cluster("C", 39092+off), Dir: dir}
+		b := &Bed{A: cluster("A", 19092+off), B: cluster("B", 29092+off), C: cluster("C", 14092+off), Dir: dir}
 		for _, c := range []Cluster{b.A, b.B, b.C} {
 			if err := ping(c.Bootstrap); err != nil {
 				attachErr = fmt.Errorf("test bed cluster %s (%s) not reachable: %v (start it with `make testbed-up`)", c.Name, c.Bootstrap, err)

@@ -24,7 +24,7 @@ import (
 )
 
 // Base ports of the bed's clusters (scripts/testbed.sh), before KMM_TESTBED_PORT_OFFSET.
-var basePorts = map[string]int{"A": 19092, "B": 29092, "C": 39092}
+var basePorts = map[string]int{"A": 19092, "B": 29092, "C": 14092}
 
 // PortOffset is KMM_TESTBED_PORT_OFFSET (0 when unset or invalid).
 func PortOffset() int {
