@@ -234,6 +234,13 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 	if (f.SourceRTT >= WANRTT || f.TargetRTT >= WANRTT) && !f.MemoryBudgetSet && WANConsumerQueue > q {
 		q = WANConsumerQueue
 	}
+	if f.SourceRTT >= WANRTT && !f.MemoryBudgetSet {
+		// librdkafka has one fetch in flight per broker: across a long round trip a pipeline
+		// reads at most one fetch per round trip, and with the default 1 MiB per partition a
+		// fetch of a pipeline's 6 partitions brought 6 MiB, not 8 (docs/benchmarks.md, "Long
+		// round trips").
+		setIfAbsent(m, "max.partition.fetch.bytes", strconv.Itoa(WANPartitionFetch))
+	}
 	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
 	setIfAbsent(m, "queued.min.messages", strconv.FormatInt(queueMessages(q), 10))
 	// One fetch response is parsed into queued records at once, so a fetch larger than the
@@ -304,6 +311,10 @@ func setIfAbsent(m map[string]string, k, v string) {
 // sizes its pipelines' producer queues for a long link (wanProducerQueue) instead of from the
 // budget: loopback and a data center answer in well under a millisecond to a few.
 const WANRTT = 20 * time.Millisecond
+
+// WANPartitionFetch is a replication consumer's max.partition.fetch.bytes when the source is
+// WANRTT or further away and the budget is the default (librdkafka's default: 1 MiB).
+const WANPartitionFetch = 4 << 20
 
 // WANConsumerQueue is a pipeline's source prefetch queue when the source or the target is
 // WANRTT or further away and the budget is the default. Source: librdkafka has one fetch in

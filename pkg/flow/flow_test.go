@@ -356,7 +356,24 @@ func TestMemoryBudget(t *testing.T) {
 	if ck, _, pk, _ := queues(wan); ck != "24576" || pk != "3072" || wan.ReplicationConsumer()["fetch.max.bytes"] != "8388608" {
 		t.Errorf("source 100 ms away: consumer %s KiB (fetch %s), producer %s KiB, want 24576 (8388608) / 3072", ck, wan.ReplicationConsumer()["fetch.max.bytes"], pk)
 	}
+	// and 4 MiB per partition (librdkafka's 1 MiB left a pipeline's fetch at 6 MiB); not for a
+	// near source, not over the file's own value.
+	if got := wan.ReplicationConsumer()["max.partition.fetch.bytes"]; got != "4194304" {
+		t.Errorf("source 100 ms away: max.partition.fetch.bytes %q, want 4194304", got)
+	}
+	wan.SourceConsumer["max.partition.fetch.bytes"] = "2097152"
+	if got := wan.ReplicationConsumer()["max.partition.fetch.bytes"]; got != "2097152" {
+		t.Errorf("the file's max.partition.fetch.bytes replaced: %q", got)
+	}
+	delete(wan.SourceConsumer, "max.partition.fetch.bytes")
+	wan.SourceRTT = 19 * time.Millisecond
+	if got, set := wan.ReplicationConsumer()["max.partition.fetch.bytes"]; set {
+		t.Errorf("source 19 ms away: max.partition.fetch.bytes set to %q", got)
+	}
 	byName["A->C"].TargetRTT, byName["A->C"].SourceRTT = 100*time.Millisecond, 100*time.Millisecond
+	if _, set := byName["A->C"].ReplicationConsumer()["max.partition.fetch.bytes"]; set {
+		t.Errorf("a budget set in the file: max.partition.fetch.bytes set for the link")
+	}
 	if ck, _, pk, _ := queues(byName["A->C"]); ck != "3072" || pk != "3072" {
 		t.Errorf("a budget set in the file is kept across a long link: consumer %s, producer %s KiB", ck, pk)
 	}
