@@ -122,7 +122,7 @@ func TestWorkersKill9(t *testing.T) {
 	waitCount(t, bed.B, remote, parts, total/5, 60*time.Second)
 	copiedAtKill := endSum(t, bed.B, remote, parts)
 	_, assigns0 := workerParts(others[0].Stderr(), topic)
-	_, assigns2 := workerParts(others[1].Stderr(), topic)
+	_, assigns1 := workerParts(others[1].Stderr(), topic)
 	killedAt := time.Now()
 	_ = victim.cmd.Process.Signal(syscall.SIGKILL)
 	<-victim.done
@@ -132,13 +132,13 @@ func TestWorkersKill9(t *testing.T) {
 	var pickedUp time.Duration
 	testbed.Eventually(t, 45*time.Second, func() error {
 		h0, a0 := workerParts(others[0].Stderr(), topic)
-		h2, a2 := workerParts(others[1].Stderr(), topic)
+		h1, a1 := workerParts(others[1].Stderr(), topic)
 		for tp := range victimParts {
-			if !h0[tp] && !h2[tp] {
+			if !h0[tp] && !h1[tp] {
 				return fmt.Errorf("%s of the killed worker not picked up yet", tp)
 			}
 		}
-		if a0 == assigns0 && a2 == assigns2 {
+		if a0 == assigns0 && a1 == assigns1 {
 			return fmt.Errorf("no new assignment yet")
 		}
 		pickedUp = time.Since(killedAt)

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/rdkafka"
+	"github.com/kmmproject/kmm/scripts/wanlink"
 )
 
 // Cluster is one test-bed cluster.
@@ -53,13 +54,7 @@ var (
 
 // PortOffset is KMM_TESTBED_PORT_OFFSET (scripts/testbed.sh adds it to every port of the bed so
 // two checkouts can run their beds side by side); 0 when unset or invalid.
-func PortOffset() int {
-	n, err := strconv.Atoi(os.Getenv("KMM_TESTBED_PORT_OFFSET"))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
+func PortOffset() int { return wanlink.PortOffset() }
 
 // Root returns the repository root (the directory holding go.mod).
 func Root() string {
@@ -90,7 +85,7 @@ func Attach(t testing.TB) *Bed {
 			dir = filepath.Join(Root(), ".testbed")
 		}
 		off := PortOffset()
-		b := &Bed{A: cluster("A", 19092+off), B: cluster("B", 29092+off), C: cluster("C", 14092+off), Dir: dir}
+		b := &Bed{A: cluster("A", wanlink.BasePort("A")+off), B: cluster("B", wanlink.BasePort("B")+off), C: cluster("C", wanlink.BasePort("C")+off), Dir: dir}
 		for _, c := range []Cluster{b.A, b.B, b.C} {
 			if err := ping(c.Bootstrap); err != nil {
 				attachErr = fmt.Errorf("test bed cluster %s (%s) not reachable: %v (start it with `make testbed-up`)", c.Name, c.Bootstrap, err)

@@ -231,15 +231,17 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 		m["auto.offset.reset"] = "earliest"
 	}
 	q := f.queueBytes()
-	if (f.SourceRTT >= WANRTT || f.TargetRTT >= WANRTT) && !f.MemoryBudgetSet && WANConsumerQueue > q {
-		q = WANConsumerQueue
-	}
-	if f.SourceRTT >= WANRTT && !f.MemoryBudgetSet {
-		// librdkafka has one fetch in flight per broker: across a long round trip a pipeline
-		// reads at most one fetch per round trip, and with the default 1 MiB per partition a
-		// fetch of a pipeline's 6 partitions brought 6 MiB, not 8 (docs/benchmarks.md, "Long
-		// round trips").
-		setIfAbsent(m, "max.partition.fetch.bytes", strconv.Itoa(WANPartitionFetch))
+	if !f.MemoryBudgetSet { // the default budget: sized for a long link instead (WANRTT)
+		if (f.SourceRTT >= WANRTT || f.TargetRTT >= WANRTT) && WANConsumerQueue > q {
+			q = WANConsumerQueue
+		}
+		if f.SourceRTT >= WANRTT {
+			// librdkafka has one fetch in flight per broker: across a long round trip a pipeline
+			// reads at most one fetch per round trip, and with the default 1 MiB per partition a
+			// fetch of a pipeline's 6 partitions brought 6 MiB, not 8 (docs/benchmarks.md, "Long
+			// round trips").
+			setIfAbsent(m, "max.partition.fetch.bytes", strconv.Itoa(WANPartitionFetch))
+		}
 	}
 	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
 	setIfAbsent(m, "queued.min.messages", strconv.FormatInt(queueMessages(q), 10))

@@ -41,6 +41,7 @@ import (
 	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
+	"github.com/kmmproject/kmm/scripts/wanlink"
 )
 
 type config struct {
@@ -130,7 +131,7 @@ func repoRoot() string {
 func loadConfig() *config {
 	root := repoRoot()
 	off := envInt("KMM_TESTBED_PORT_OFFSET", 0) // the bed's port shift (scripts/testbed.sh)
-	c := &config{Root: root, A: fmt.Sprintf("127.0.0.1:%d", 19092+off), B: fmt.Sprintf("127.0.0.1:%d", 29092+off), C: fmt.Sprintf("127.0.0.1:%d", 14092+off), Poll: 100 * time.Millisecond}
+	c := &config{Root: root, A: fmt.Sprintf("127.0.0.1:%d", wanlink.BasePort("A")+off), B: fmt.Sprintf("127.0.0.1:%d", wanlink.BasePort("B")+off), C: fmt.Sprintf("127.0.0.1:%d", wanlink.BasePort("C")+off), Poll: 100 * time.Millisecond}
 	c.Smoke = os.Getenv("BENCH_SMOKE") == "1" || os.Getenv("BENCH_SMOKE") == "true"
 	c.Bed = os.Getenv("KMM_TESTBED_DIR")
 	if c.Bed == "" {

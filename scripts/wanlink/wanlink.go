@@ -23,8 +23,12 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Base ports of the bed's clusters (scripts/testbed.sh), before KMM_TESTBED_PORT_OFFSET.
+// Base ports of the bed's clusters (scripts/testbed.sh's base_port), before
+// KMM_TESTBED_PORT_OFFSET; the Go side's one copy (e2e/testbed and scripts/bench read it here).
 var basePorts = map[string]int{"A": 19092, "B": 29092, "C": 14092}
+
+// BasePort is the PLAINTEXT port of the bed's cluster c (A, B or C) at offset 0; 0 for another name.
+func BasePort(c string) int { return basePorts[strings.ToUpper(c)] }
 
 // PortOffset is KMM_TESTBED_PORT_OFFSET (0 when unset or invalid).
 func PortOffset() int {
