@@ -21,11 +21,11 @@ import (
 // everything arrived within the warm-up).
 //
 //	BENCH_ONLY=wan                  only these rows (part of the default list; not in bench-smoke unless asked)
-//	BENCH_WAN_LATENCIES=0,25,50     one-way latency in ms (round trip: twice that)
+//	BENCH_WAN_LATENCIES=0,25,50,100 one-way latency in ms (round trip: twice that)
 //	BENCH_WAN_SIDES=source,target   where the link sits
 //	BENCH_WAN_TOOLS=kmm,kmm-wan,mm2 kmm-wan: kmm with the settings README recommends for long
 //	                                round trips (wanTasks pipelines, wanBudget bytes of queues)
-//	BENCH_WAN_REPEATS=1             repetitions of the WAN rows (at most BENCH_REPEATS): 18 rows each
+//	BENCH_WAN_REPEATS=1             repetitions of the WAN rows (at most BENCH_REPEATS): 24 rows each
 //	BENCH_WAN_SECONDS=20            measurement window per row
 //	BENCH_WAN_WARMUP_SECONDS=5      excluded after the first record (MM2's JIT, connection set-up)
 
@@ -53,7 +53,7 @@ type wanSettings struct {
 
 func wanConfig(cfg *config) (wanSettings, error) {
 	var s wanSettings
-	for _, v := range strings.Split(envStr("BENCH_WAN_LATENCIES", "0,25,50"), ",") {
+	for _, v := range strings.Split(envStr("BENCH_WAN_LATENCIES", "0,25,50,100"), ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 0 {
 			return s, fmt.Errorf("BENCH_WAN_LATENCIES: %q is not a latency in ms", v)
