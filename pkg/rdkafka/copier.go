@@ -471,6 +471,7 @@ func (c *Copier) Add(parts []*CopyPart, start []int64) error {
 		}
 	}
 	c.mu.Unlock()
+	knowLeaders(c.cons, tps)
 	if err := c.cons.IncrementalAssign(tps); err != nil {
 		return Classify(fmt.Errorf("%s: assign: %w", c.name, err))
 	}

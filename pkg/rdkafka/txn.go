@@ -442,6 +442,7 @@ func (c *Cluster) ReadCommittedToEnd(ctx context.Context, topic string, within t
 		t := topic
 		tps = append(tps, kafka.TopicPartition{Topic: &t, Partition: int32(p), Offset: kafka.OffsetBeginning})
 	}
+	knowLeaders(kc, tps)
 	if err := kc.Assign(tps); err != nil {
 		return Classify(fmt.Errorf("%s: assign %s: %w", c.Name(), topic, err))
 	}

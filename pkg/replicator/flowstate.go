@@ -116,9 +116,6 @@ func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 	if err := k.reader.Assign(map[cluster.TP]int64{tp: ends[tp].Offset}); err != nil {
 		return nil, err
 	}
-	if err := k.refresh(ctx); err != nil {
-		e.warnLimited("lease", err, fmt.Sprintf("writing the lease of %s to %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
-	}
 	wctx, cancel := context.WithCancel(context.Background())
 	k.cancel = cancel
 	k.wg.Add(1)
@@ -133,11 +130,13 @@ func (k *stateKeeper) follow(ctx context.Context) {
 	defer k.wg.Done()
 	f := k.e.flow
 	key := flowstate.FlowKey(f.Source, f.Target)
-	nextRefresh := time.Now().Add(LeaseRefresh)
+	// The first lease is written here, at once, not before the pipelines start: its write (a
+	// new idempotent producer's first acks=all request) took 50-500 ms of the start-up.
+	nextRefresh := time.Now()
 	for ctx.Err() == nil {
-		if time.Now().After(nextRefresh) {
+		if !time.Now().Before(nextRefresh) {
 			if err := k.refresh(ctx); err != nil && ctx.Err() == nil {
-				k.e.warnLimited("lease", err, fmt.Sprintf("refreshing the lease and source ends of %s in %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
+				k.e.warnLimited("lease", err, fmt.Sprintf("writing the lease and source ends of %s in %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
 			}
 			nextRefresh = time.Now().Add(LeaseRefresh)
 		}

@@ -19,12 +19,16 @@ type progressWriter struct {
 	e          *engine
 	prod       *rdkafka.Producer
 	partitions int32
+	// created: the offsets topic did not exist and this writer created it (a first start):
+	// nothing to load.
+	created bool
 }
 
 func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) {
 	f := e.flow
-	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: f.OffsetsTopic, Partitions: f.OffsetsTopicPartitions, RF: f.OffsetsTopicRF,
-		Configs: map[string]string{"cleanup.policy": "compact"}}, f.Target+".offset.storage.replication.factor"); err != nil {
+	created, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: f.OffsetsTopic, Partitions: f.OffsetsTopicPartitions, RF: f.OffsetsTopicRF,
+		Configs: map[string]string{"cleanup.policy": "compact"}}, f.Target+".offset.storage.replication.factor")
+	if err != nil {
 		return nil, err
 	}
 	ts, err := e.tgt.ListTopics(ctx)
@@ -35,7 +39,7 @@ func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &progressWriter{e: e, prod: p, partitions: int32(ts[f.OffsetsTopic].Partitions)}, nil
+	return &progressWriter{e: e, prod: p, partitions: int32(ts[f.OffsetsTopic].Partitions), created: created}, nil
 }
 
 // close discards what is still queued (the drain stored what it could) and closes.
@@ -50,6 +54,11 @@ func (w *progressWriter) busy() bool { return w.prod.Len() > 0 }
 // deletes a position; later records win).
 func (w *progressWriter) load(ctx context.Context) (map[rdkafka.TP]int64, error) {
 	f := w.e.flow
+	if w.created {
+		// Just created: empty. (Reading it would wait for its new partitions' leaders: 0.4-1 s
+		// of a first start.)
+		return map[rdkafka.TP]int64{}, nil
+	}
 	return mm2read.ReadSourcePositions(ctx, w.e.tgt, f.OffsetsTopic, f.SourceAlias)
 }
 

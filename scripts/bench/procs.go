@@ -266,7 +266,7 @@ type propsSpec struct {
 	SourceBootstrap string
 	// Defaults leaves out the high-volume client tuning: each tool runs its own defaults (WAN rows).
 	Defaults bool
-	Extra    []string // lines appended (kmm's recommended WAN settings)
+	Extra    []string // lines appended (a row's own settings: exactly-once)
 }
 
 // mm2Props renders one MM2 dedicated-mode file for the flow A->target. kmm and MM2 get the same
@@ -325,7 +325,7 @@ A.consumer.max.poll.records = 500
 		b.WriteString("# latency runs: producer batching left at the clients' defaults (linger.ms 5 in Kafka 4 and librdkafka)\n")
 	}
 	if len(s.Extra) > 0 {
-		b.WriteString("# kmm's recommended settings for long round trips (README)\n" + strings.Join(s.Extra, "\n") + "\n")
+		b.WriteString("# this row's own settings\n" + strings.Join(s.Extra, "\n") + "\n")
 	}
 	if extra := os.Getenv("BENCH_EXTRA_PROPS"); extra != "" { // experiments: "key=value,key=value" appended (both tools)
 		b.WriteString("# BENCH_EXTRA_PROPS\n")
