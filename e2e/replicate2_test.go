@@ -164,7 +164,7 @@ func TestReplicateSurvivesTargetOutage(t *testing.T) {
 	time.Sleep(30 * time.Second) // the outage itself
 	testbed.Script(t, "up", "B")
 	restarted = true
-	waitCount(t, bed.B, "A."+topic, parts, 60_000, 3*time.Minute)
+	waitCopied(t, bed.B, "A."+topic, parts, 60_000, 3*time.Minute)
 	if code := p.stop(t, syscall.SIGTERM, 60*time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
