@@ -232,15 +232,17 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 	}
 	q := f.queueBytes()
 	if !f.MemoryBudgetSet { // the default budget: sized for a long link instead (WANRTT)
-		if (f.SourceRTT >= WANRTT || f.TargetRTT >= WANRTT) && WANConsumerQueue > q {
-			q = WANConsumerQueue
-		}
-		if f.SourceRTT >= WANRTT {
+		switch {
+		case f.SourceRTT >= WANRTT:
+			q = max(q, WANConsumerQueue)
 			// librdkafka has one fetch in flight per broker: across a long round trip a pipeline
 			// reads at most one fetch per round trip, and with the default 1 MiB per partition a
 			// fetch of a pipeline's 6 partitions brought 6 MiB, not 8 (docs/benchmarks.md, "Long
 			// round trips").
 			setIfAbsent(m, "max.partition.fetch.bytes", strconv.Itoa(WANPartitionFetch))
+		case f.TargetRTT >= WANRTT:
+			q = max(q, WANTargetPrefetch)
+			setIfAbsent(m, "max.partition.fetch.bytes", strconv.Itoa(WANTargetPartitionFetch))
 		}
 	}
 	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
@@ -318,29 +320,45 @@ const WANRTT = 20 * time.Millisecond
 // WANRTT or further away and the budget is the default (librdkafka's default: 1 MiB).
 const WANPartitionFetch = 4 << 20
 
-// WANConsumerQueue is a pipeline's source prefetch queue when the source or the target is
-// WANRTT or further away and the budget is the default. Source: librdkafka has one fetch in
-// flight per broker, and the fetch is capped at a third of the queue (fetchBytes), so a
-// pipeline reads at most that much per round trip and source broker: 8 MiB here, ~80 MB/s at
-// 100 ms, where the default budget's 1 MiB fetch would allow ~10 MB/s. Target: a 1 MiB fetch
-// holds one partition's records (max.partition.fetch.bytes), so the producer queue fills with
-// one or two partitions at a time and the producer had 2 requests in flight instead of 5
-// (measured through a 100 ms link: 25 MB/s; 8 MiB fetches spread over partitions: 4-5).
+// WANConsumerQueue is a pipeline's source prefetch queue when the source is WANRTT or further
+// away and the budget is the default: librdkafka has one fetch in flight per broker, and the
+// fetch is capped at a third of the queue (fetchBytes), so a pipeline reads at most that much
+// per round trip and source broker: 8 MiB here, ~80 MB/s at 100 ms, where the default budget's
+// 1 MiB fetch would allow ~10 MB/s.
 const WANConsumerQueue = 24 << 20
 
-// wanProducerQueue is a pipeline's producer queue across a long link: four times what one
-// broker connection can have in flight (IdempotentMaxInFlight requests of at most batch.size
-// each: librdkafka sends one partition's batch per request), so that every request leaves
-// full. Measured through a 100 ms link (docs/benchmarks.md, "Long round trips"): a 6 MiB queue
-// left ~600 KB per request, 24 MiB filled each to batch.size. With librdkafka's default
-// batch.size, 20 MB per pipeline.
+// WANTargetPrefetch and WANTargetPartitionFetch are a pipeline's prefetch queue and
+// max.partition.fetch.bytes when only the target is WANRTT or further away (default budget).
+// librdkafka's idempotent producer keeps one produce request (one batch of one partition) in
+// flight per partition, so across a long round trip each partition moves at most one batch per
+// round trip, and a producer queue holding a few partitions' records starves the others: with
+// the budget's 1 MiB fetches of one partition each, 18 MB/s through a 100 ms round trip while
+// the producer thread spun at 1.8 cores. Small per-partition fetches interleave every partition
+// in each fetch, so the producer queue holds all of them: 84-86 MB/s with this 8 MiB queue, as
+// with the 24 MiB one before it, at 130-150 MiB peak RSS instead of 380-430 (docs/benchmarks.md,
+// "Long round trips").
+const (
+	WANTargetPrefetch       = 8 << 20
+	WANTargetPartitionFetch = 256 << 10
+)
+
+// wanProducerQueue is a pipeline's producer queue across a long link: the IdempotentMaxInFlight
+// requests one broker connection can have in flight (librdkafka sends one partition's batch of
+// at most batch.size per request) and about one batch waiting for each of the others, so that
+// every request leaves full: WANProducerBatches batches, 12 MB with librdkafka's default
+// batch.size. Measured through a 100 ms round trip with partitions interleaved
+// (WANTargetPartitionFetch): 84 MB/s with 12 MB, 86 with 20 MB (the previous size) at 10-15 MiB
+// less peak RSS; a 6 MiB queue had left ~600 KB per request.
 func wanProducerQueue(producer map[string]string) int64 {
 	batch := int64(1_000_000) // librdkafka's batch.size
 	if v, err := strconv.ParseInt(producer["batch.size"], 10, 64); err == nil && v > 0 {
 		batch = v
 	}
-	return min(4*IdempotentMaxInFlight*batch, 256<<20)
+	return min(WANProducerBatches*batch, 256<<20)
 }
+
+// WANProducerBatches is the producer queue across a long link in batches (wanProducerQueue).
+const WANProducerBatches = 12
 
 // IdempotentMaxInFlight is librdkafka's limit of requests in flight for an idempotent producer.
 const IdempotentMaxInFlight = 5

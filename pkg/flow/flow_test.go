@@ -331,17 +331,18 @@ func TestMemoryBudget(t *testing.T) {
 			t.Errorf("%q: fetch.max.bytes %s, want %s", c.lines, got, c.want)
 		}
 	}
-	// A target 20 ms or more away, default budget: the producer queue holds four windows of
-	// 5 requests x batch.size (20 MB = 19531 KiB; 2 MB batches: 39062) and the consumer's is
-	// the WAN one (its fetches spread over partitions); closer, or with a budget the file
-	// sets, the budget's (3 MiB each here).
+	// A target 20 ms or more away, default budget: the producer queue holds 12 batches
+	// (12 MB = 11718 KiB; 2 MB batches: 23437) and the consumer's is 8 MiB with 256 KiB per
+	// partition, so that each fetch spreads over the partitions; closer, or with a budget the
+	// file sets, the budget's (3 MiB each here) and librdkafka's per-partition fetch.
 	wan := flows[0]
 	for _, c := range []struct {
 		rtt   time.Duration
 		batch string
 		want  string
 		cons  string
-	}{{100 * time.Millisecond, "", "19531", "24576"}, {20 * time.Millisecond, "2000000", "39062", "24576"}, {19 * time.Millisecond, "", "3072", "3072"}} {
+		part  string
+	}{{100 * time.Millisecond, "", "11718", "8192", "262144"}, {20 * time.Millisecond, "2000000", "23437", "8192", "262144"}, {19 * time.Millisecond, "", "3072", "3072", ""}} {
 		wan.TargetRTT = c.rtt
 		if c.batch != "" {
 			wan.TargetProducer["batch.size"] = c.batch
@@ -349,7 +350,11 @@ func TestMemoryBudget(t *testing.T) {
 		if ck, _, pk, _ := queues(wan); ck != c.cons || pk != c.want {
 			t.Errorf("target %s away, batch.size %q: consumer %s KiB, producer %s KiB, want %s / %s", c.rtt, c.batch, ck, pk, c.cons, c.want)
 		}
+		if got := wan.ReplicationConsumer()["max.partition.fetch.bytes"]; got != c.part {
+			t.Errorf("target %s away: max.partition.fetch.bytes %q, want %q", c.rtt, got, c.part)
+		}
 	}
+	delete(wan.TargetProducer, "batch.size")
 	// A source as far: a 24 MiB prefetch queue and fetches of a third of it; the producer's
 	// queue as the target's distance says.
 	wan.TargetRTT, wan.SourceRTT = 0, 100*time.Millisecond

@@ -10,6 +10,7 @@ package rdkafka
 
 /*
 #include <stdlib.h>
+#include <string.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 static void kmm_limit_arenas(int n) {
@@ -17,11 +18,35 @@ static void kmm_limit_arenas(int n) {
 		mallopt(M_ARENA_MAX, n);
 	}
 }
+static void kmm_trim(void) { malloc_trim(0); }
+#define KMM_FRAG_N 65536
+static void *kmm_frag[KMM_FRAG_N], *kmm_frag_pin;
+// Fragments the calling thread's arena for the test of TrimMalloc: 64 MiB in 1,000-byte
+// chunks, touched, then a chunk above them that stays, then the 64 MiB freed: glibc keeps it
+// (free memory below a live chunk is not returned at the top).
+static int kmm_frag_fill(void) {
+	for (int i = 0; i < KMM_FRAG_N; i++) {
+		if (!(kmm_frag[i] = malloc(1000))) return -1;
+		memset(kmm_frag[i], 1, 1000);
+	}
+	if (!(kmm_frag_pin = malloc(1000))) return -1;
+	for (int i = 0; i < KMM_FRAG_N; i++) free(kmm_frag[i]);
+	return 0;
+}
+static void kmm_frag_unpin(void) { free(kmm_frag_pin); kmm_frag_pin = NULL; }
 #else
+static int kmm_frag_fill(void) { return -1; }
+static void kmm_frag_unpin(void) {}
 static void kmm_limit_arenas(int n) { (void)n; }
+static void kmm_trim(void) {}
 #endif
 */
 import "C"
+
+import (
+	"context"
+	"time"
+)
 
 // MallocArenas is the glibc malloc arena limit `kmm replicate` sets for itself.
 const MallocArenas = 2
@@ -29,3 +54,34 @@ const MallocArenas = 2
 // LimitMallocArenas limits glibc's malloc arenas to n for this process unless MALLOC_ARENA_MAX
 // is set. Call it before creating any client.
 func LimitMallocArenas(n int) { C.kmm_limit_arenas(C.int(n)) }
+
+// TrimMalloc returns the free memory of glibc's arenas to the system (malloc_trim(0), which
+// also releases whole free pages inside an arena, not only at its top). glibc returns memory by
+// itself only from the top of an arena, so a heap that millions of short-lived records pass
+// through (librdkafka's messages, fetch buffers and produce requests, allocated and freed on
+// different threads) keeps what it freed below its live chunks: kmm replicate's RSS across a
+// 100 ms link was 380-430 MiB for ~160 MiB of live C memory at peak (heaptrack). One call took
+// 8-16 ms with ~150 MiB of C heap. Nothing to do on other C libraries.
+func TrimMalloc() { C.kmm_trim() }
+
+// MallocTrimInterval is how often `kmm replicate` calls TrimMalloc.
+const MallocTrimInterval = time.Second
+
+// TrimMallocEvery calls TrimMalloc every d until ctx ends.
+func TrimMallocEvery(ctx context.Context, d time.Duration) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			TrimMalloc()
+		}
+	}
+}
+
+// fragmentHeap and unpinHeap are TrimMalloc's test fixture (kmm_frag_fill); false when the C
+// library has no arenas to trim.
+func fragmentHeap() bool { return C.kmm_frag_fill() == 0 }
+func unpinHeap()         { C.kmm_frag_unpin() }

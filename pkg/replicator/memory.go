@@ -1,6 +1,7 @@
 package replicator
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
 
@@ -13,12 +14,14 @@ const GCPercent = 50
 
 // TuneProcessMemory sets the process-wide memory settings of `kmm replicate`; call it once,
 // before the first client exists. Every polled record is copied into the Go heap and is garbage
-// once produced: collecting at 1.5x the live heap instead of 2x, and glibc with two malloc
-// arenas instead of up to 16 (rdkafka.LimitMallocArenas), keep peak RSS near the 128 MiB target
+// once produced: collecting at 1.5x the live heap instead of 2x, glibc with two malloc arenas
+// instead of up to 16 (rdkafka.LimitMallocArenas), and the C heap's free memory returned every
+// second until ctx ends (rdkafka.TrimMallocEvery) keep peak RSS near the 128 MiB target
 // (docs/benchmarks.md). GOGC and MALLOC_ARENA_MAX in the environment win.
-func TuneProcessMemory() {
+func TuneProcessMemory(ctx context.Context) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(GCPercent)
 	}
 	rdkafka.LimitMallocArenas(rdkafka.MallocArenas)
+	go rdkafka.TrimMallocEvery(ctx, rdkafka.MallocTrimInterval)
 }

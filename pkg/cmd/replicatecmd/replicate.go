@@ -101,7 +101,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 			if err != nil {
 				return err
 			}
-			replicator.TuneProcessMemory()
+			replicator.TuneProcessMemory(c.Context)
 			return Run(c.Context, &Options{File: file, Output: out, ShutdownTimeout: c.Duration("shutdown-timeout"),
 				ProgressInterval: c.Duration("progress-interval"), Listen: c.String("listen"), ListenAllowRemote: c.Bool("listen-allow-remote"),
 				Force: c.Bool("force"), RateLimit: c.String("rate-limit")}, f)
