@@ -97,9 +97,9 @@ func TestWANLinkRTTShown(t *testing.T) {
 	waitCount(t, bed.B, "A."+topic, 2, 1000, 90*time.Second)
 	// The target measured 100+ ms away before the pipelines started: their producer queues are
 	// sized for the link (flow.WANRTT; 12 MB with librdkafka's batch.size), not the budget's
-	// 12 MiB, and the prefetch queue (8 MiB) spreads its fetches over the partitions.
-	if m := regexp.MustCompile(`B is (\d+)ms away: producer queues of (\d+) KiB and prefetch queues of (\d+) KiB`).FindStringSubmatch(p.Stderr()); m == nil || m[2] != "11718" || m[3] != "8192" {
-		t.Errorf("replicate does not say it sized the producer and prefetch queues for the link (want 11718 and 8192 KiB):\n%s", tail(p.Stderr(), 10))
+	// 12 MiB, and the prefetch queue (24 MiB, 8 MiB fetches) spreads its fetches over the partitions.
+	if m := regexp.MustCompile(`B is (\d+)ms away: producer queues of (\d+) KiB and prefetch queues of (\d+) KiB`).FindStringSubmatch(p.Stderr()); m == nil || m[2] != "11718" || m[3] != "24576" {
+		t.Errorf("replicate does not say it sized the producer and prefetch queues for the link (want 11718 and 24576 KiB):\n%s", tail(p.Stderr(), 10))
 	} else if ms, _ := strconv.Atoi(m[1]); ms < 95 {
 		t.Errorf("B measured %s ms away at start; the link adds 100 ms", m[1])
 	}

@@ -241,8 +241,7 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 			// round trips").
 			setIfAbsent(m, "max.partition.fetch.bytes", strconv.Itoa(WANPartitionFetch))
 		case f.TargetRTT >= WANRTT:
-			q = max(q, WANTargetPrefetch)
-			setIfAbsent(m, "max.partition.fetch.bytes", strconv.Itoa(WANTargetPartitionFetch))
+			q = max(q, WANConsumerQueue) // fetches of 8 MiB spread over partitions
 		}
 	}
 	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))
@@ -320,35 +319,29 @@ const WANRTT = 20 * time.Millisecond
 // WANRTT or further away and the budget is the default (librdkafka's default: 1 MiB).
 const WANPartitionFetch = 4 << 20
 
-// WANConsumerQueue is a pipeline's source prefetch queue when the source is WANRTT or further
-// away and the budget is the default: librdkafka has one fetch in flight per broker, and the
-// fetch is capped at a third of the queue (fetchBytes), so a pipeline reads at most that much
-// per round trip and source broker: 8 MiB here, ~80 MB/s at 100 ms, where the default budget's
-// 1 MiB fetch would allow ~10 MB/s.
+// WANConsumerQueue is a pipeline's source prefetch queue when the source or the target is
+// WANRTT or further away and the budget is the default. Source: librdkafka has one fetch in
+// flight per broker, and the fetch is capped at a third of the queue (fetchBytes), so a
+// pipeline reads at most that much per round trip and source broker: 8 MiB here, ~80 MB/s at
+// 100 ms, where the default budget's 1 MiB fetch would allow ~10 MB/s. Target: librdkafka's
+// idempotent producer keeps one produce request (one batch of one partition) in flight per
+// partition, so across a long round trip each partition moves at most one batch per round trip
+// and the producer queue must hold records of every partition. A 1 MiB fetch holds one
+// partition's records (max.partition.fetch.bytes), so the queue filled with one or two
+// partitions at a time: 25 MB/s through a 100 ms link; 8 MiB fetches spread over partitions,
+// 84. Smaller per-partition fetches (256 KiB, 8 MiB queue) do the same only when the source's
+// batches are small: with the 1 MB batches of a high-volume producer the broker returns a
+// partition's whole first batch, a fetch held two or three partitions, and the link carried
+// 25-34 MB/s (2026-12-03).
 const WANConsumerQueue = 24 << 20
-
-// WANTargetPrefetch and WANTargetPartitionFetch are a pipeline's prefetch queue and
-// max.partition.fetch.bytes when only the target is WANRTT or further away (default budget).
-// librdkafka's idempotent producer keeps one produce request (one batch of one partition) in
-// flight per partition, so across a long round trip each partition moves at most one batch per
-// round trip, and a producer queue holding a few partitions' records starves the others: with
-// the budget's 1 MiB fetches of one partition each, 18 MB/s through a 100 ms round trip while
-// the producer thread spun at 1.8 cores. Small per-partition fetches interleave every partition
-// in each fetch, so the producer queue holds all of them: 84-86 MB/s with this 8 MiB queue, as
-// with the 24 MiB one before it, at 130-150 MiB peak RSS instead of 380-430 (docs/benchmarks.md,
-// "Long round trips").
-const (
-	WANTargetPrefetch       = 8 << 20
-	WANTargetPartitionFetch = 256 << 10
-)
 
 // wanProducerQueue is a pipeline's producer queue across a long link: the IdempotentMaxInFlight
 // requests one broker connection can have in flight (librdkafka sends one partition's batch of
 // at most batch.size per request) and about one batch waiting for each of the others, so that
 // every request leaves full: WANProducerBatches batches, 12 MB with librdkafka's default
-// batch.size. Measured through a 100 ms round trip with partitions interleaved
-// (WANTargetPartitionFetch): 84 MB/s with 12 MB, 86 with 20 MB (the previous size) at 10-15 MiB
-// less peak RSS; a 6 MiB queue had left ~600 KB per request.
+// batch.size. Measured through a 100 ms round trip (2026-12-03, 12 partitions, tasks.max = 2):
+// 12 MB copied 0.96-0.98x what 20 MB (the previous size) did at 27-70 MiB less peak RSS; a
+// 6 MiB queue had left ~600 KB per request.
 func wanProducerQueue(producer map[string]string) int64 {
 	batch := int64(1_000_000) // librdkafka's batch.size
 	if v, err := strconv.ParseInt(producer["batch.size"], 10, 64); err == nil && v > 0 {

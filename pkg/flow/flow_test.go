@@ -332,9 +332,9 @@ func TestMemoryBudget(t *testing.T) {
 		}
 	}
 	// A target 20 ms or more away, default budget: the producer queue holds 12 batches
-	// (12 MB = 11718 KiB; 2 MB batches: 23437) and the consumer's is 8 MiB with 256 KiB per
-	// partition, so that each fetch spreads over the partitions; closer, or with a budget the
-	// file sets, the budget's (3 MiB each here) and librdkafka's per-partition fetch.
+	// (12 MB = 11718 KiB; 2 MB batches: 23437) and the consumer's is the WAN one (its 8 MiB
+	// fetches spread over partitions) with librdkafka's per-partition fetch; closer, or with a
+	// budget the file sets, the budget's (3 MiB each here).
 	wan := flows[0]
 	for _, c := range []struct {
 		rtt   time.Duration
@@ -342,7 +342,7 @@ func TestMemoryBudget(t *testing.T) {
 		want  string
 		cons  string
 		part  string
-	}{{100 * time.Millisecond, "", "11718", "8192", "262144"}, {20 * time.Millisecond, "2000000", "23437", "8192", "262144"}, {19 * time.Millisecond, "", "3072", "3072", ""}} {
+	}{{100 * time.Millisecond, "", "11718", "24576", ""}, {20 * time.Millisecond, "2000000", "23437", "24576", ""}, {19 * time.Millisecond, "", "3072", "3072", ""}} {
 		wan.TargetRTT = c.rtt
 		if c.batch != "" {
 			wan.TargetProducer["batch.size"] = c.batch
