@@ -27,7 +27,7 @@ func TestRateLimit(t *testing.T) {
 	topic := testbed.Unique(t, "rate")
 	const (
 		parts   = 2
-		n       = 9600 // 96 MB, 48 s at the limit: a backlog is left when the checks below take 10 s on a loaded machine
+		n       = 9600   // 96 MB, 48 s at the limit: a backlog is left when the checks below take 10 s on a loaded machine
 		size    = 10_000 // value bytes; keys "k<i>"
 		limit   = 2_000_000
 		runFor  = 19 * time.Second
