@@ -402,8 +402,11 @@ func TestEOSAbortRewind(t *testing.T) {
 		recs = append(recs, rdkafka.Record{Topic: topic, Partition: int32(i % parts), Value: v})
 	}
 	bed.A.Produce(t, recs)
-	// The config sync would drop the remote topic's override (the source's is a default).
-	props := eosProps(t, topic, "sync.topic.configs.enabled = false")
+	// The config sync would drop the remote topic's override (the source's is a default). The
+	// budget is set (to its default) so that a loaded machine's slow loopback (B measured 20 ms
+	// away once) does not size the queues for a long link: batches then grew past the remote
+	// topic's 100 kB limit, every transaction was refused whole, and no aborted copy appeared.
+	props := eosProps(t, topic, "sync.topic.configs.enabled = false", "kmm.memory.budget.bytes = 16777216")
 	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
 	f := &faultFlow{src: bed.A, dst: bed.B, topic: topic, remote: remote, props: props, p: p, base: listenBase(t, p)}
 	// Seen from outside: the target's log grows past the source's record count only with copies
