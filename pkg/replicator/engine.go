@@ -499,15 +499,17 @@ func (e *engine) start(ctx context.Context) error {
 			return err
 		}
 	}
+	// A long link to the target needs deeper producer queues than the default budget gives
+	// (flow.WANRTT): measured once here, before the pipelines' producers exist, and before the
+	// checkpointer starts reading the offset-syncs topic in the background (that read's load
+	// must not lengthen the round trips measured).
+	if !f.MemoryBudgetSet {
+		f.SourceRTT, f.TargetRTT = e.srcW.roundTrip(ctx, 3), e.tgtW.roundTrip(ctx, 3)
+	}
 	if f.EmitCheckpoints {
 		if e.ckpt, err = newCheckpointer(ctx, e); err != nil {
 			return err
 		}
-	}
-	// A long link to the target needs deeper producer queues than the default budget gives
-	// (flow.WANRTT): measured once here, before the pipelines' producers exist.
-	if !f.MemoryBudgetSet {
-		f.SourceRTT, f.TargetRTT = e.srcW.roundTrip(ctx, 3), e.tgtW.roundTrip(ctx, 3)
 	}
 	// MM2's replication consumer and an idempotent acks=all producer (pkg/flow owns both).
 	cons, prod := f.ReplicationConsumer(), f.ReplicationProducer()
