@@ -501,8 +501,8 @@ func (e *engine) start(ctx context.Context) error {
 	}
 	// A long link to the target needs deeper producer queues than the default budget gives
 	// (flow.WANRTT): measured once here, before the pipelines' producers exist, and before the
-	// checkpointer starts reading the offset-syncs topic in the background (that read's load
-	// must not lengthen the round trips measured).
+	// checkpointer reads the offset-syncs topic (that read's load must not lengthen the round
+	// trips measured).
 	if !f.MemoryBudgetSet {
 		f.SourceRTT, f.TargetRTT = e.srcW.roundTrip(ctx, 3), e.tgtW.roundTrip(ctx, 3)
 	}
