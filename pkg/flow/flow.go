@@ -232,16 +232,15 @@ func (f *Flow) ReplicationConsumer() map[string]string {
 	}
 	q := f.queueBytes()
 	if !f.MemoryBudgetSet { // the default budget: sized for a long link instead (WANRTT)
-		switch {
-		case f.SourceRTT >= WANRTT:
+		if f.SourceRTT >= WANRTT || f.TargetRTT >= WANRTT {
 			q = max(q, WANConsumerQueue)
+		}
+		if f.SourceRTT >= WANRTT {
 			// librdkafka has one fetch in flight per broker: across a long round trip a pipeline
 			// reads at most one fetch per round trip, and with the default 1 MiB per partition a
 			// fetch of a pipeline's 6 partitions brought 6 MiB, not 8 (docs/benchmarks.md, "Long
 			// round trips").
 			setIfAbsent(m, "max.partition.fetch.bytes", strconv.Itoa(WANPartitionFetch))
-		case f.TargetRTT >= WANRTT:
-			q = max(q, WANConsumerQueue) // fetches of 8 MiB spread over partitions
 		}
 	}
 	setIfAbsent(m, "queued.max.messages.kbytes", strconv.FormatInt(max(q/1024, 1), 10))

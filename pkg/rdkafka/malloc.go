@@ -20,17 +20,20 @@ static void kmm_limit_arenas(int n) {
 }
 static void kmm_trim(void) { malloc_trim(0); }
 #define KMM_FRAG_N 65536
-static void *kmm_frag[KMM_FRAG_N], *kmm_frag_pin;
+static void *kmm_frag_pin;
 // Fragments the calling thread's arena for the test of TrimMalloc: 64 MiB in 1,000-byte
 // chunks, touched, then a chunk above them that stays, then the 64 MiB freed: glibc keeps it
 // (free memory below a live chunk is not returned at the top).
 static int kmm_frag_fill(void) {
+	void **frag = calloc(KMM_FRAG_N, sizeof(void *)); // taken before the chunks, below them
+	if (!frag) return -1;
 	for (int i = 0; i < KMM_FRAG_N; i++) {
-		if (!(kmm_frag[i] = malloc(1000))) return -1;
-		memset(kmm_frag[i], 1, 1000);
+		if (!(frag[i] = malloc(1000))) return -1;
+		memset(frag[i], 1, 1000);
 	}
 	if (!(kmm_frag_pin = malloc(1000))) return -1;
-	for (int i = 0; i < KMM_FRAG_N; i++) free(kmm_frag[i]);
+	for (int i = 0; i < KMM_FRAG_N; i++) free(frag[i]);
+	free(frag);
 	return 0;
 }
 static void kmm_frag_unpin(void) { free(kmm_frag_pin); kmm_frag_pin = NULL; }
