@@ -74,8 +74,17 @@ for k in "${extra[@]}"; do
     [[ -d "$libs" ]] && ln -sfn "$libs" "$BED1-shard$k/$(basename "$libs")"
   done
 done
-stopExtra() { for k in "${extra[@]}"; do bedN "$k" down >/dev/null 2>&1 || true; done; }
+stopExtra() { for k in "${extra[@]}"; do bedN "$k" down >/dev/null 2>&1 || true; done; rm -rf "${LOGS:-/nonexistent}"; }
 trap stopExtra EXIT
+
+# The shards' output is also kept in $LOGS, so that a failed run ends with what failed (a
+# failing test's broker log dump can push its own error lines out of a CI log's tail).
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/kmm-test.XXXXXX")
+summary() {
+  echo "test.sh: what failed (the '--- FAIL' lines, each test's own error lines, panics and timeouts):" >&2
+  grep -h -E -e '--- FAIL|^(\[e2e shard [0-9]\] )?(FAIL|panic:|ok )|_test\.go:[0-9]+:|test timed out' "$LOGS"/shard*.log |
+    grep -v -E 'INFO|WARN|DEBUG' | cut -c1-400 | tail -n 200 >&2 || true
+}
 
 # shard K RUN-REGEX: starts shard K's bed, then runs the e2e tests matching RUN-REGEX on it.
 shard() {
@@ -87,7 +96,7 @@ shard() {
   fi
   set +e # a failing shard must not end the script before the others are waited for
   KMM_TESTBED_DIR="$BED1-shard$k" KMM_TESTBED_PORT_OFFSET=$((OFF1 + 1000 * (k - 1))) \
-    "$GO" test -count=1 -parallel 4 -timeout "$TIMEOUT" -run "$run" ./e2e 2>&1 | sed -u "s/^/[e2e shard $k] /"
+    "$GO" test -count=1 -parallel 4 -timeout "$TIMEOUT" -run "$run" ./e2e 2>&1 | sed -u "s/^/[e2e shard $k] /" | tee "$LOGS/shard$k.log"
   return "${PIPESTATUS[0]}"
 }
 shard 2 "$(anyOf "${half2[@]}")" &
@@ -99,13 +108,15 @@ fi
 
 pkgs=$("$GO" list ./... | grep -v '/e2e$')
 set +e
-"$GO" test -p 1 -count=1 -timeout "$TIMEOUT" $pkgs; first_rc=$?
-"$GO" test -count=1 -parallel 4 -timeout "$TIMEOUT" -run "$(anyOf "${half1[@]}")" ./e2e || first_rc=1
+"$GO" test -p 1 -count=1 -timeout "$TIMEOUT" $pkgs 2>&1 | tee "$LOGS/shard1.log"; first_rc=${PIPESTATUS[0]}
+"$GO" test -count=1 -parallel 4 -timeout "$TIMEOUT" -run "$(anyOf "${half1[@]}")" ./e2e 2>&1 | tee -a "$LOGS/shard1.log"
+((PIPESTATUS[0] == 0)) || first_rc=1
 second_rc=0 third_rc=0
 wait "$second" || second_rc=$?
 [[ -n "${third:-}" ]] && { wait "$third" || third_rc=$?; }
 set -e
 if ((first_rc != 0 || second_rc != 0 || third_rc != 0)); then
+  summary
   echo "test.sh: FAILED (first shard exit $first_rc, second $second_rc, third $third_rc)" >&2
   exit 1
 fi
