@@ -27,7 +27,7 @@ type checkpointer struct {
 	e       *engine
 	topic   string
 	prod    *rdkafka.Producer
-	tracker *checkpoint.Tracker
+	tracker *checkpoint.Tracker // these three set by load, under writeMu
 	mapping *offsetsync.Store
 	store   *checkpoint.Store
 
@@ -45,7 +45,30 @@ type checkpointer struct {
 	syncsCluster *rdkafka.Cluster
 	syncsTopic   string
 	syncsNext    int64
+
+	// The offset-syncs and checkpoints topics are read in run, not before the pipelines start:
+	// on a cluster where these topics are long the read took 12 s, and records do not wait for
+	// it (MM2's checkpoint connector reads them without holding its source connector up
+	// either). Syncs this flow writes meanwhile wait in pending (under loadMu) and are added
+	// after the read, in order; until then the mapping translates nothing (Loaded). Past
+	// maxPendingSyncs they are dropped and the read is done again (they are in the topic:
+	// onSyncs hears of syncs once written). close waits for the read (bounded), so that a run
+	// shorter than the read still writes the checkpoints its syncs allow.
+	loadMu    sync.Mutex
+	loaded    bool
+	pending   []mm2wire.OffsetSync
+	overflow  bool          // pending was dropped: read the topic again
+	ready     chan struct{} // closed once loaded and every group's offsets listed (or run ended)
+	readyOnce sync.Once
+	syncsCl   *rdkafka.Cluster // where the offset-syncs topic is read at start
+	syncsT    string
 }
+
+// loadOffsetSyncs is mm2read.LoadOffsetSyncs (a variable for tests: a slow read).
+var loadOffsetSyncs = mm2read.LoadOffsetSyncs
+
+// maxPendingSyncs bounds the syncs kept while the start's read runs (~50 bytes each).
+var maxPendingSyncs = 100_000
 
 func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	f := e.flow
@@ -53,37 +76,31 @@ func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: topic, Partitions: 1, RF: f.CheckpointsRF, Configs: map[string]string{"cleanup.policy": "compact"}}, "checkpoints.topic.replication.factor"); err != nil {
 		return nil, err
 	}
-	mapping := offsetsync.NewStore(offsetsync.Options{})
 	syncCluster, other := e.src, f.TargetAlias
 	if f.OffsetSyncsOnTarget {
 		syncCluster, other = e.tgt, f.SourceAlias
 	}
-	ls, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), mapping)
-	if err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
-		return nil, fmt.Errorf("flow %s: reading offset syncs: %w", f.Name(), err)
-	}
-	mapping.MarkLoaded()
-	store := checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, e.tgt, topic, store, f.GroupFilter); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
-		return nil, fmt.Errorf("flow %s: reading %s: %w", f.Name(), topic, err)
-	}
-	store.MarkLoaded()
 	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer, e.clientOpts(e.tgtW))
 	if err != nil {
 		return nil, err
 	}
-	c := &checkpointer{e: e, topic: topic, prod: p, mapping: mapping, store: store, done: make(chan struct{}),
-		tracker: checkpoint.NewTracker(checkpoint.Config{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)}
-	if f.Workers {
-		c.syncsCluster, c.syncsTopic, c.syncsNext = syncCluster, f.Policy.OffsetSyncsTopic(other), max(ls.LastOffset+1, 0)
-	}
+	c := &checkpointer{e: e, topic: topic, prod: p, done: make(chan struct{}), ready: make(chan struct{}), syncsCl: syncCluster, syncsT: f.Policy.OffsetSyncsTopic(other)}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel, c.ctx = cancel, cctx
 	go c.run(cctx)
 	return c, nil
 }
 
+// close stops the checkpointer. If the start's read and first listing of the groups' offsets
+// have not finished, it waits for them up to the shutdown timeout first, so that a run shorter
+// than that read still writes the checkpoints its syncs allow.
 func (c *checkpointer) close() {
+	t := time.NewTimer(c.e.opt.ShutdownTimeout)
+	select {
+	case <-c.ready:
+	case <-t.C:
+	}
+	t.Stop()
 	c.cancel()
 	<-c.done
 	c.prod.CloseWithin(0)
@@ -121,11 +138,30 @@ func (c *checkpointer) emit(ctx context.Context, ds []checkpoint.Decision) {
 // onSyncs is called by the offset-sync writer after syncs were written; the checkpoints they
 // allow are written within ctx (the writer's) and the checkpointer's own life.
 func (c *checkpointer) onSyncs(ctx context.Context, syncs []mm2wire.OffsetSync) {
-	if c.syncsTopic != "" {
+	if c.e.flow.Workers {
 		return // workers: the offset-syncs topic feeds the mapping (followSyncs)
 	}
+	c.loadMu.Lock()
+	if !c.loaded { // added after the start's read, in order (load)
+		if len(c.pending)+len(syncs) > maxPendingSyncs {
+			c.pending, c.overflow = nil, true
+		} else {
+			c.pending = append(c.pending, syncs...)
+		}
+		c.loadMu.Unlock()
+		return
+	}
+	c.loadMu.Unlock()
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	c.addSyncsLocked(ctx, syncs)
+}
+
+// addSyncsLocked adds syncs to the mapping and writes the checkpoints that moves; writeMu held.
+func (c *checkpointer) addSyncsLocked(ctx context.Context, syncs []mm2wire.OffsetSync) {
+	if len(syncs) == 0 {
+		return
+	}
 	now := time.Now()
 	var ds []checkpoint.Decision
 	for _, s := range syncs {
@@ -151,8 +187,71 @@ func (c *checkpointer) update(ctx context.Context, group string, offs []checkpoi
 	c.emit(ctx, ds)
 }
 
+// load reads the offset-syncs topic into the mapping and the checkpoints topic into the store
+// (what newCheckpointer did before the pipelines started), retrying every 5 s after an error
+// until it succeeds or ctx ends; then it adds the syncs written meanwhile and marks both loaded.
+// false when ctx ended first.
+func (c *checkpointer) load(ctx context.Context) bool {
+	f := c.e.flow
+	var wait time.Duration // before the next read: none at first and after an overflow
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		wait = 5 * time.Second // after an error
+		mapping := offsetsync.NewStore(offsetsync.Options{})
+		ls, err := loadOffsetSyncs(ctx, c.syncsCl, c.syncsT, mapping)
+		if err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+			c.e.warnLimited("checkpoint-load", err, fmt.Sprintf("flow %s: reading offset syncs (no checkpoints until it succeeds; retrying): %v", f.Name(), err))
+			continue
+		}
+		store := checkpoint.NewStore()
+		if _, err := mm2read.LoadCheckpoints(ctx, c.e.tgt, c.topic, store, f.GroupFilter); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+			c.e.warnLimited("checkpoint-load", err, fmt.Sprintf("flow %s: reading %s (no checkpoints until it succeeds; retrying): %v", f.Name(), c.topic, err))
+			continue
+		}
+		store.MarkLoaded()
+		c.writeMu.Lock()
+		c.loadMu.Lock()
+		if c.overflow { // syncs were dropped while reading: read again, they are in the topic by now
+			c.overflow = false
+			c.loadMu.Unlock()
+			c.writeMu.Unlock()
+			wait = 0
+			continue
+		}
+		c.mapping, c.store = mapping, store
+		c.tracker = checkpoint.NewTracker(checkpoint.Config{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)
+		if f.Workers {
+			c.syncsCluster, c.syncsTopic, c.syncsNext = c.syncsCl, c.syncsT, max(ls.LastOffset+1, 0)
+		}
+		// The read may already hold some of the syncs written meanwhile: add only the newer
+		// ones (an older sync would read as a rewind and reset the partition's history).
+		var pending []mm2wire.OffsetSync
+		for _, s := range c.pending {
+			if l, _, ok := mapping.Latest(offsetsync.TP{Topic: s.Topic, Partition: s.Partition}); !ok || s.UpstreamOffset > l.Upstream {
+				pending = append(pending, s)
+			}
+		}
+		c.pending, c.loaded = nil, true
+		c.mapping.MarkLoaded()
+		c.loadMu.Unlock()
+		c.addSyncsLocked(ctx, pending)
+		c.writeMu.Unlock()
+		return true
+	}
+}
+
+func (c *checkpointer) markReady() { c.readyOnce.Do(func() { close(c.ready) }) }
+
 func (c *checkpointer) run(ctx context.Context) {
 	defer close(c.done)
+	defer c.markReady()
+	if !c.load(ctx) {
+		return
+	}
 	f := c.e.flow
 	// Start following __consumer_offsets before listing, so no commit falls between the two.
 	// On a fresh cluster the topic appears with the first group commit: keep trying (polling
@@ -174,10 +273,14 @@ func (c *checkpointer) run(ctx context.Context) {
 	}()
 	// Workers: only the leader writes checkpoints and syncs group offsets; the others keep
 	// their mapping current and wait.
+	if c.syncsTopic != "" && !c.e.leads() {
+		c.markReady() // a worker that does not lead writes no checkpoints
+	}
 	for c.syncsTopic != "" && !c.e.leads() && ctx.Err() == nil {
 		syncsTail = c.followSyncs(ctx, syncsTail, false)
 	}
 	c.pollAll(ctx)
+	c.markReady()
 	nextPoll := time.Now().Add(f.CheckpointPollInterval)
 	nextSync := time.Now().Add(f.SyncGroupOffsetsInterval)
 	nextTail := time.Now().Add(5 * time.Second)
