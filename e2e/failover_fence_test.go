@@ -242,7 +242,7 @@ func TestFailoverFenceACLAndReverseProgress(t *testing.T) {
 	if err := aliceWrite(aliceB, topic); err != nil {
 		t.Errorf("alice cannot write to B after failback removed its fence: %v", err)
 	}
-	aclsB, err := bed.B.Admin(t).DescribeTopicACLs(context.Background())
+	aclsB, err := bed.B.Admin(t).DescribeTopicACLs(context.Background(), []string{aclB.ResourceName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestFailoverFenceACLAndReverseProgress(t *testing.T) {
 			t.Errorf("failback's fence ACL is still on B: %s", a)
 		}
 	}
-	acls, err := bed.A.Admin(t).DescribeTopicACLs(context.Background())
+	acls, err := bed.A.Admin(t).DescribeTopicACLs(context.Background(), []string{acl.ResourceName})
 	if err != nil {
 		t.Fatal(err)
 	}

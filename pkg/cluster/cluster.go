@@ -178,8 +178,11 @@ type Topics interface {
 // ACLs are the ACL operations of a cluster.
 type ACLs interface {
 	CreateACLs(ctx context.Context, acls []ACL) error
-	// DescribeTopicACLs returns every ACL on TOPIC resources.
-	DescribeTopicACLs(ctx context.Context) ([]ACL, error)
+	// DescribeTopicACLs returns the ACLs that apply to the named topics (per topic: LITERAL on
+	// its name, the LITERAL wildcard, PREFIXED on a prefix of it), each once. Never every ACL of
+	// the cluster at once: librdkafka's parse of a very large DescribeAcls response overflows
+	// its thread's stack (rdkafka.Admin.DescribeTopicACLs).
+	DescribeTopicACLs(ctx context.Context, topics []string) ([]ACL, error)
 	// DeleteACLs deletes exactly the given bindings (failback removes failover's fence).
 	DeleteACLs(ctx context.Context, acls ...ACL) error
 }

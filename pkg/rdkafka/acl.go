@@ -3,6 +3,7 @@ package rdkafka
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
@@ -44,37 +45,90 @@ func (a *Admin) CreateACLs(ctx context.Context, acls []ACL) error {
 		}
 		bs = append(bs, kb)
 	}
-	res, err := a.a.CreateACLs(ctx, bs)
-	if err != nil {
-		return a.wrap("create acls", err)
-	}
-	for i, r := range res {
-		if r.Error.Code() != kafka.ErrNoError {
-			return a.wrap("create acl "+acls[i].String(), r.Error)
+	for from := 0; from < len(bs); from += createACLsPerRequest {
+		to := min(from+createACLsPerRequest, len(bs))
+		res, err := a.a.CreateACLs(ctx, bs[from:to])
+		if err != nil {
+			return a.wrap("create acls", err)
+		}
+		for i, r := range res {
+			if r.Error.Code() != kafka.ErrNoError {
+				return a.wrap("create acl "+acls[from+i].String(), r.Error)
+			}
 		}
 	}
 	return nil
 }
 
-// DescribeTopicACLs returns every ACL on TOPIC resources of any name and pattern type.
-func (a *Admin) DescribeTopicACLs(ctx context.Context) ([]ACL, error) {
+// createACLsPerRequest: CreateACLs sends at most this many bindings per request. A KRaft
+// controller refuses a request that would write more than 10,000 records
+// (BoundedListTooLongException, the whole request refused), and Kafka 4.1's broker then held
+// its forwarding channel to the controller until the 30 s request timeout, so every other
+// admin request that broker forwarded (CreateTopics...) waited too.
+const createACLsPerRequest = 1000
+
+// DescribeTopicACLs returns the ACLs that apply to the named topics: for each topic, what a
+// MATCH filter finds (LITERAL bindings on its name, the LITERAL wildcard "*", PREFIXED bindings
+// on a prefix of it), each binding once. One DescribeAcls request per topic, describeACLsAtOnce
+// at a time: librdkafka (2.11) copies every string of a DescribeAcls response onto its main
+// thread's stack (alloca in the parse loop), and a cluster's ~150,000 topic ACLs overflowed that
+// 8 MiB stack — a segmentation fault that ended the process — so kmm never asks for every ACL
+// of a cluster at once.
+func (a *Admin) DescribeTopicACLs(ctx context.Context, topics []string) ([]ACL, error) {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()
-	f := kafka.ACLBindingFilter{Type: kafka.ResourceTopic, ResourcePatternType: kafka.ResourcePatternTypeAny,
-		Operation: kafka.ACLOperationAny, PermissionType: kafka.ACLPermissionTypeAny}
-	res, err := a.a.DescribeACLs(ctx, f)
-	if err != nil {
-		return nil, a.wrap("describe acls", err)
+	type result struct {
+		acls []ACL
+		err  error
 	}
-	if res.Error.Code() != kafka.ErrNoError {
-		return nil, a.wrap("describe acls", res.Error)
+	results := make([]result, len(topics))
+	sem := make(chan struct{}, describeACLsAtOnce)
+	var wg sync.WaitGroup
+	for i, t := range topics {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i].err = a.wrap("describe acls", ctx.Err())
+				return
+			}
+			defer func() { <-sem }()
+			f := kafka.ACLBindingFilter{Type: kafka.ResourceTopic, Name: t, ResourcePatternType: kafka.ResourcePatternTypeMatch,
+				Operation: kafka.ACLOperationAny, PermissionType: kafka.ACLPermissionTypeAny}
+			res, err := a.a.DescribeACLs(ctx, f)
+			if err == nil && res.Error.Code() != kafka.ErrNoError {
+				err = res.Error
+			}
+			if err != nil {
+				results[i].err = a.wrap("describe acls of topic "+t, err)
+				return
+			}
+			for _, b := range res.ACLBindings {
+				results[i].acls = append(results[i].acls, fromBinding(b))
+			}
+		}()
 	}
-	out := make([]ACL, 0, len(res.ACLBindings))
-	for _, b := range res.ACLBindings {
-		out = append(out, fromBinding(b))
+	wg.Wait()
+	seen := map[ACL]bool{}
+	var out []ACL
+	for _, r := range results {
+		if r.err != nil {
+			return nil, r.err
+		}
+		for _, b := range r.acls {
+			if !seen[b] {
+				seen[b] = true
+				out = append(out, b)
+			}
+		}
 	}
 	return out, nil
 }
+
+// describeACLsAtOnce bounds DescribeTopicACLs' requests in flight.
+const describeACLsAtOnce = 8
 
 // DeleteACLs deletes exactly the given bindings (failback removes the DENY ACLs of failover's
 // fence with it; tests clean up the ACLs they create on a shared bed).
@@ -89,13 +143,16 @@ func (a *Admin) DeleteACLs(ctx context.Context, acls ...ACL) error {
 		}
 		fs = append(fs, kb)
 	}
-	res, err := a.a.DeleteACLs(ctx, fs)
-	if err != nil {
-		return a.wrap("delete acls", err)
-	}
-	for i, r := range res {
-		if r.Error.Code() != kafka.ErrNoError {
-			return a.wrap("delete acl "+acls[i].String(), r.Error)
+	for from := 0; from < len(fs); from += createACLsPerRequest { // the controller's limit applies to deletions too
+		to := min(from+createACLsPerRequest, len(fs))
+		res, err := a.a.DeleteACLs(ctx, fs[from:to])
+		if err != nil {
+			return a.wrap("delete acls", err)
+		}
+		for i, r := range res {
+			if r.Error.Code() != kafka.ErrNoError {
+				return a.wrap("delete acl "+acls[from+i].String(), r.Error)
+			}
 		}
 	}
 	return nil

@@ -236,7 +236,18 @@ func (e *engine) syncACLs(ctx context.Context) {
 	f := e.flow
 	ctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
 	defer cancel()
-	acls, err := e.src.DescribeTopicACLs(ctx)
+	topics := make([]string, 0, len(e.remote))
+	for t := range e.remote {
+		topics = append(topics, t)
+	}
+	if len(topics) == 0 {
+		return
+	}
+	sort.Strings(topics)
+	// The ACLs of the replicated topics only (MM2 lists every topic ACL of the source and
+	// filters the names): asking a cluster for all its ACLs can crash librdkafka
+	// (rdkafka.Admin.DescribeTopicACLs); an ACL of a topic not replicated yet is synced once it is.
+	acls, err := e.src.DescribeTopicACLs(ctx, topics)
 	if err != nil {
 		e.warnLimited("aclsync", err, fmt.Sprintf("ACL sync: %v", err))
 		return
@@ -245,6 +256,9 @@ func (e *engine) syncACLs(ctx context.Context) {
 	for _, b := range acls {
 		if !strings.EqualFold(b.ResourceType, "TOPIC") || !strings.EqualFold(b.PatternType, "LITERAL") {
 			continue
+		}
+		if _, replicated := e.remote[b.ResourceName]; !replicated {
+			continue // the wildcard "*" (MM2 syncs LITERAL bindings of replicated names only)
 		}
 		if allow(b) && isOp(b, "WRITE") {
 			continue

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
@@ -142,7 +143,13 @@ func fenceParams(s plan.Step) (FenceParams, error) {
 
 // HasACLs reports whether every fence ACL exists on c.
 func HasACLs(ctx context.Context, c cluster.ACLs, acls []flowstate.FenceACL) (bool, int, error) {
-	have, err := c.DescribeTopicACLs(ctx)
+	var topics []string
+	for _, a := range acls {
+		if !slices.Contains(topics, a.Topic) {
+			topics = append(topics, a.Topic)
+		}
+	}
+	have, err := c.DescribeTopicACLs(ctx, topics)
 	if err != nil {
 		return false, 0, err
 	}

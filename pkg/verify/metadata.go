@@ -400,12 +400,16 @@ func (s *state) acls(ctx context.Context, topics []string) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	sa, err := s.src.DescribeTopicACLs(ctx)
+	remotes := make([]string, len(topics))
+	for i, t := range topics {
+		remotes[i] = s.f.Policy.FormatRemoteTopic(s.f.Source, t)
+	}
+	sa, err := s.src.DescribeTopicACLs(ctx, topics)
 	if err != nil {
 		s.add(Finding{Check: CheckACLs, Status: Warn, Reason: "cannot describe ACLs on the source: " + firstLine(err.Error())})
 		return nil
 	}
-	ta, err := s.tgt.DescribeTopicACLs(ctx)
+	ta, err := s.tgt.DescribeTopicACLs(ctx, remotes)
 	if err != nil {
 		s.add(Finding{Check: CheckACLs, Status: Warn, Reason: "cannot describe ACLs on the target: " + firstLine(err.Error())})
 		return nil
