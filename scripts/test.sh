@@ -82,7 +82,7 @@ trap stopExtra EXIT
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/kmm-test.XXXXXX")
 summary() {
   echo "test.sh: what failed (the '--- FAIL' lines, each test's own error lines, panics and timeouts):" >&2
-  grep -h -E -e '--- FAIL|^(\[e2e shard [0-9]\] )?(FAIL|panic:|ok )|_test\.go:[0-9]+:|test timed out' "$LOGS"/shard*.log |
+  grep -h -E -e '--- FAIL|^(\[e2e shard [0-9]\] )?(FAIL|panic:)|_test\.go:[0-9]+:|test timed out' "$LOGS"/shard*.log |
     grep -v -E 'INFO|WARN|DEBUG' | cut -c1-400 | tail -n 200 >&2 || true
 }
 
