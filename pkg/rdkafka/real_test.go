@@ -223,10 +223,13 @@ func TestRealACLsAtScale(t *testing.T) {
 				t.Errorf("deleting %s's ACLs: %v", p, err)
 			}
 		}
-		left, err := a.DescribeTopicACLs(ctx, []string{acls[0].ResourceName, acls[n-1].ResourceName})
-		if err != nil || len(left) != 0 {
-			t.Errorf("after the cleanup: %v (%v)", left, err)
-		}
+		testbed.Eventually(t, 20*time.Second, func() error { // the brokers learn of deletions from the metadata log
+			left, err := a.DescribeTopicACLs(ctx, []string{acls[0].ResourceName, acls[n-1].ResourceName})
+			if err == nil && len(left) != 0 {
+				err = fmt.Errorf("left after the cleanup: %v", left)
+			}
+			return err
+		})
 	})
 	if err := a.CreateACLs(ctx, acls); err != nil {
 		t.Fatalf("creating %d ACLs in one call: %v", n, err)
