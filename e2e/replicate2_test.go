@@ -23,6 +23,13 @@ func TestReplicateDiscoversTopicsAndPartitions(t *testing.T) {
 	bed.A.CreateTopic(t, first, 2, map[string]string{"retention.ms": "12345678", "message.timestamp.type": "LogAppendTime"})
 	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(prefix)+"-.*",
 		"A->B.topics.exclude = .*-skip", "A->B.emit.heartbeats.interval.seconds = 1")
+	// The offset-syncs topic is the bed's, shared by every test: this test's syncs come after
+	// its end now (read below from there: other tests may have written 100,000s before).
+	syncsTopic := "mm2-offset-syncs.B.internal"
+	syncsFrom := int64(0)
+	if ends, err := bed.A.Admin(t).ListOffsets(context.Background(), []rdkafka.TP{{Topic: syncsTopic}}, rdkafka.Latest); err == nil {
+		syncsFrom = max(ends[rdkafka.TP{Topic: syncsTopic}].Offset, 0)
+	}
 	p := startKMM(t, "replicate", props, "-o", "json", "--progress-interval", "1s")
 	bed.A.Produce(t, seqRecords(first, 2, 0, 1000))
 	waitCount(t, bed.B, "A."+first, 2, 1000, time.Minute)
@@ -99,7 +106,7 @@ func TestReplicateDiscoversTopicsAndPartitions(t *testing.T) {
 	})
 	// The same for the offset syncs (the console consumer may time out on a busy machine).
 	testbed.Eventually(t, 90*time.Second, func() error {
-		syncs := bed.JavaConsole(t, bed.A, "mm2-offset-syncs.B.internal", "org.apache.kafka.connect.mirror.formatters.OffsetSyncFormatter", 100000)
+		syncs := bed.JavaConsoleFrom(t, bed.A, syncsTopic, syncsFrom, "org.apache.kafka.connect.mirror.formatters.OffsetSyncFormatter", 100000)
 		for _, l := range syncs {
 			if strings.Contains(l, "topicPartition="+later+"-") && strings.Contains(l, "upstreamOffset=") && strings.Contains(l, "downstreamOffset=") {
 				return nil

@@ -355,9 +355,23 @@ func (b *Bed) Classpath(t testing.TB) string {
 // while the JVM was still joining: TimeoutException with the records there).
 func (b *Bed) JavaConsole(t testing.TB, c Cluster, topic, formatter string, n int) []string {
 	t.Helper()
-	cmd := exec.Command("java", "-cp", b.Classpath(t), "-Dlog4j2.level=WARN",
-		"org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", c.Bootstrap, "--topic", topic,
-		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "30000", "--formatter", formatter)
+	return b.javaConsole(t, c, topic, formatter, n, "--from-beginning")
+}
+
+// JavaConsoleFrom is JavaConsole from offset on partition 0 of topic (a topic shared by every
+// test of the bed, such as an offset-syncs topic, is read from where a test's records start).
+func (b *Bed) JavaConsoleFrom(t testing.TB, c Cluster, topic string, offset int64, formatter string, n int) []string {
+	t.Helper()
+	return b.javaConsole(t, c, topic, formatter, n, "--partition", "0", "--offset", fmt.Sprint(offset))
+}
+
+func (b *Bed) javaConsole(t testing.TB, c Cluster, topic, formatter string, n int, from ...string) []string {
+	t.Helper()
+	args := []string{"-cp", b.Classpath(t), "-Dlog4j2.level=WARN",
+		"org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", c.Bootstrap, "--topic", topic}
+	args = append(args, from...)
+	args = append(args, "--max-messages", fmt.Sprint(n), "--timeout-ms", "30000", "--formatter", formatter)
+	cmd := exec.Command("java", args...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil && out.Len() == 0 {
