@@ -98,7 +98,10 @@ func TestWANLinkRTTShown(t *testing.T) {
 	// The target measured 100+ ms away before the pipelines started: their producer queues are
 	// sized for the link (flow.WANRTT; 12 MB with librdkafka's batch.size), not the budget's
 	// 12 MiB, and the prefetch queue (24 MiB, 8 MiB fetches) spreads its fetches over the partitions.
-	if m := regexp.MustCompile(`B is (\d+)ms away: producer queues of (\d+) KiB and prefetch queues of (\d+) KiB`).FindStringSubmatch(p.Stderr()); m == nil || m[2] != "11718" || m[3] != "24576" {
+	// (On a loaded machine the bed's A can measure 20+ ms away too: then A's note carries the
+	// prefetch queues and B's the producer queues alone.)
+	if m := regexp.MustCompile(`B is (\d+)ms away: producer queues of (\d+) KiB(?: and prefetch queues of (\d+) KiB)?`).FindStringSubmatch(p.Stderr()); m == nil || m[2] != "11718" ||
+		(m[3] != "24576" && !regexp.MustCompile(`A is \d+ms away: prefetch queues of 24576 KiB`).MatchString(p.Stderr())) {
 		t.Errorf("replicate does not say it sized the producer and prefetch queues for the link (want 11718 and 24576 KiB):\n%s", tail(p.Stderr(), 10))
 	} else if ms, _ := strconv.Atoi(m[1]); ms < 95 {
 		t.Errorf("B measured %s ms away at start; the link adds 100 ms", m[1])
