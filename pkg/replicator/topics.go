@@ -189,6 +189,16 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 	return started, nil
 }
 
+// replicatedTopics returns the source topics the flow replicates, sorted.
+func (e *engine) replicatedTopics() []string {
+	topics := make([]string, 0, len(e.remote))
+	for t := range e.remote {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	return topics
+}
+
 // syncConfigs applies MM2's incremental topic config sync (KIP-894 rules) to every replicated
 // topic: SET non-default entries, DELETE source defaults (SET with use.defaults.from=source),
 // never touch excluded properties.
@@ -196,14 +206,10 @@ func (e *engine) syncConfigs(ctx context.Context) {
 	f := e.flow
 	ctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
 	defer cancel()
-	topics := make([]string, 0, len(e.remote))
-	for t := range e.remote {
-		topics = append(topics, t)
-	}
+	topics := e.replicatedTopics()
 	if len(topics) == 0 {
 		return
 	}
-	sort.Strings(topics)
 	cfgs, err := e.src.DescribeTopicConfigs(ctx, topics...)
 	if err != nil {
 		e.warnLimited("configsync", err, fmt.Sprintf("config sync: describing source configs: %v", err))
@@ -236,14 +242,10 @@ func (e *engine) syncACLs(ctx context.Context) {
 	f := e.flow
 	ctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
 	defer cancel()
-	topics := make([]string, 0, len(e.remote))
-	for t := range e.remote {
-		topics = append(topics, t)
-	}
+	topics := e.replicatedTopics()
 	if len(topics) == 0 {
 		return
 	}
-	sort.Strings(topics)
 	// The ACLs of the replicated topics only (MM2 lists every topic ACL of the source and
 	// filters the names): asking a cluster for all its ACLs can crash librdkafka
 	// (rdkafka.Admin.DescribeTopicACLs); an ACL of a topic not replicated yet is synced once it is.
