@@ -45,8 +45,7 @@ func (a *Admin) CreateACLs(ctx context.Context, acls []ACL) error {
 		}
 		bs = append(bs, kb)
 	}
-	for from := 0; from < len(bs); from += createACLsPerRequest {
-		to := min(from+createACLsPerRequest, len(bs))
+	return aclChunks(len(bs), func(from, to int) error {
 		res, err := a.a.CreateACLs(ctx, bs[from:to])
 		if err != nil {
 			return a.wrap("create acls", err)
@@ -56,16 +55,26 @@ func (a *Admin) CreateACLs(ctx context.Context, acls []ACL) error {
 				return a.wrap("create acl "+acls[from+i].String(), r.Error)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// createACLsPerRequest: CreateACLs sends at most this many bindings per request. A KRaft
-// controller refuses a request that would write more than 10,000 records
+// aclsPerRequest: CreateACLs and DeleteACLs send at most this many bindings (filters) per
+// request. A KRaft controller refuses a request that would write more than 10,000 records
 // (BoundedListTooLongException, the whole request refused), and Kafka 4.1's broker then held
 // its forwarding channel to the controller until the 30 s request timeout, so every other
 // admin request that broker forwarded (CreateTopics...) waited too.
-const createACLsPerRequest = 1000
+const aclsPerRequest = 1000
+
+// aclChunks calls do for [from, to) ranges of n items, aclsPerRequest at a time, until one fails.
+func aclChunks(n int, do func(from, to int) error) error {
+	for from := 0; from < n; from += aclsPerRequest {
+		if err := do(from, min(from+aclsPerRequest, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // DescribeTopicACLs returns the ACLs that apply to the named topics: for each topic, what a
 // MATCH filter finds (LITERAL bindings on its name, the LITERAL wildcard "*", PREFIXED bindings
@@ -143,8 +152,7 @@ func (a *Admin) DeleteACLs(ctx context.Context, acls ...ACL) error {
 		}
 		fs = append(fs, kb)
 	}
-	for from := 0; from < len(fs); from += createACLsPerRequest { // the controller's limit applies to deletions too
-		to := min(from+createACLsPerRequest, len(fs))
+	return aclChunks(len(fs), func(from, to int) error {
 		res, err := a.a.DeleteACLs(ctx, fs[from:to])
 		if err != nil {
 			return a.wrap("delete acls", err)
@@ -154,6 +162,6 @@ func (a *Admin) DeleteACLs(ctx context.Context, acls ...ACL) error {
 				return a.wrap("delete acl "+acls[from+i].String(), r.Error)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

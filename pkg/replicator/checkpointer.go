@@ -40,8 +40,8 @@ type checkpointer struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	// Workers: the mapping follows the offset-syncs topic (every worker's syncs) from
-	// syncsNext on syncsCluster, instead of being fed by this process's sync writer.
+	// The offset-syncs topic, read at start (load). Workers: the mapping then follows it
+	// (every worker's syncs) from syncsNext, instead of being fed by this process's sync writer.
 	syncsCluster *rdkafka.Cluster
 	syncsTopic   string
 	syncsNext    int64
@@ -60,15 +60,13 @@ type checkpointer struct {
 	overflow  bool          // pending was dropped: read the topic again
 	ready     chan struct{} // closed once loaded and every group's offsets listed (or run ended)
 	readyOnce sync.Once
-	syncsCl   *rdkafka.Cluster // where the offset-syncs topic is read at start
-	syncsT    string
 }
 
 // loadOffsetSyncs is mm2read.LoadOffsetSyncs (a variable for tests: a slow read).
 var loadOffsetSyncs = mm2read.LoadOffsetSyncs
 
 // maxPendingSyncs bounds the syncs kept while the start's read runs (~50 bytes each).
-var maxPendingSyncs = 100_000
+const maxPendingSyncs = 100_000
 
 func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	f := e.flow
@@ -84,7 +82,7 @@ func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checkpointer{e: e, topic: topic, prod: p, done: make(chan struct{}), ready: make(chan struct{}), syncsCl: syncCluster, syncsT: f.Policy.OffsetSyncsTopic(other)}
+	c := &checkpointer{e: e, topic: topic, prod: p, done: make(chan struct{}), ready: make(chan struct{}), syncsCluster: syncCluster, syncsTopic: f.Policy.OffsetSyncsTopic(other)}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel, c.ctx = cancel, cctx
 	go c.run(cctx)
@@ -202,7 +200,7 @@ func (c *checkpointer) load(ctx context.Context) bool {
 		}
 		wait = 5 * time.Second // after an error
 		mapping := offsetsync.NewStore(offsetsync.Options{})
-		ls, err := loadOffsetSyncs(ctx, c.syncsCl, c.syncsT, mapping)
+		ls, err := loadOffsetSyncs(ctx, c.syncsCluster, c.syncsTopic, mapping)
 		if err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 			c.e.warnLimited("checkpoint-load", err, fmt.Sprintf("flow %s: reading offset syncs (no checkpoints until it succeeds; retrying): %v", f.Name(), err))
 			continue
@@ -224,9 +222,7 @@ func (c *checkpointer) load(ctx context.Context) bool {
 		}
 		c.mapping, c.store = mapping, store
 		c.tracker = checkpoint.NewTracker(checkpoint.Config{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)
-		if f.Workers {
-			c.syncsCluster, c.syncsTopic, c.syncsNext = c.syncsCl, c.syncsT, max(ls.LastOffset+1, 0)
-		}
+		c.syncsNext = max(ls.LastOffset+1, 0)
 		// The read may already hold some of the syncs written meanwhile: add only the newer
 		// ones (an older sync would read as a rewind and reset the partition's history).
 		var pending []mm2wire.OffsetSync
@@ -273,10 +269,11 @@ func (c *checkpointer) run(ctx context.Context) {
 	}()
 	// Workers: only the leader writes checkpoints and syncs group offsets; the others keep
 	// their mapping current and wait.
-	if c.syncsTopic != "" && !c.e.leads() {
+	workers := f.Workers
+	if workers && !c.e.leads() {
 		c.markReady() // a worker that does not lead writes no checkpoints
 	}
-	for c.syncsTopic != "" && !c.e.leads() && ctx.Err() == nil {
+	for workers && !c.e.leads() && ctx.Err() == nil {
 		syncsTail = c.followSyncs(ctx, syncsTail, false)
 	}
 	c.pollAll(ctx)
@@ -288,7 +285,7 @@ func (c *checkpointer) run(ctx context.Context) {
 		nextPoll = time.Now().Add(time.Minute) // a periodic full listing catches anything missed
 	}
 	for ctx.Err() == nil {
-		if c.syncsTopic != "" {
+		if workers {
 			syncsTail = c.followSyncs(ctx, syncsTail, true)
 			if !c.e.leads() {
 				for !c.e.leads() && ctx.Err() == nil {

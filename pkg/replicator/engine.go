@@ -506,9 +506,8 @@ func (e *engine) start(ctx context.Context) error {
 	// A long link to the target needs deeper producer queues than the default budget gives
 	// (flow.WANRTT): measured once here, before the pipelines' producers exist, and before the
 	// checkpointer reads the offset-syncs topic (that read's load must not lengthen the round
-	// trips measured).
-	// Up to linkProbes requests each, stopping at the first under flow.WANRTT: a near cluster
-	// costs two, one 100 ms away ~0.6 s of start-up.
+	// trips measured). Up to linkProbes requests each, stopping at the first under flow.WANRTT:
+	// a near cluster costs two, one 100 ms away ~0.6 s of start-up.
 	if !f.MemoryBudgetSet {
 		f.SourceRTT, f.TargetRTT = e.srcW.roundTrip(ctx, linkProbes, flow.WANRTT), e.tgtW.roundTrip(ctx, linkProbes, flow.WANRTT)
 	}

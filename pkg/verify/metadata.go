@@ -426,8 +426,8 @@ func (s *state) acls(ctx context.Context, topics []string) error {
 		}
 		return false
 	}
-	for _, t := range topics {
-		remote := s.f.Policy.FormatRemoteTopic(s.f.Source, t)
+	for i, t := range topics {
+		remote := remotes[i]
 		var missRead, missWrite []string
 		seen := map[string]bool{}
 		for _, a := range sa {
