@@ -409,12 +409,18 @@ func TestEOSAbortRewind(t *testing.T) {
 	props := eosProps(t, topic, "sync.topic.configs.enabled = false", "kmm.memory.budget.bytes = 16777216")
 	p := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
 	f := &faultFlow{src: bed.A, dst: bed.B, topic: topic, remote: remote, props: props, p: p, base: listenBase(t, p)}
-	// Seen from outside: the target's log grows past the source's record count only with copies
-	// of aborted transactions (each abort copies again from the committed positions).
-	testbed.Eventually(t, time.Minute, func() error {
+	// Several aborts in a row while kmm keeps running (kmm_flow_transactions_aborted_total).
+	// Not the target's log size: how many records an aborted transaction held depends on where
+	// the last commit left partition 0 (CI once committed up to the refused record, and every
+	// abort after that held it alone), so aborted copies in the log are not certain.
+	testbed.Eventually(t, 90*time.Second, func() error {
 		f.alive(t, "while the target refuses a record")
-		if raw := rawCount(t, bed.B, remote, parts); raw < n+2000 {
-			return fmt.Errorf("the target holds %d offsets for %d source records: no aborted copies yet", raw, n)
+		v, err := metricValue(f.base, `kmm_flow_transactions_aborted_total{source="A",target="B"}`)
+		if err != nil {
+			return err
+		}
+		if v < 3 {
+			return fmt.Errorf("%v transactions aborted, want at least 3", v)
 		}
 		return nil
 	})
@@ -431,12 +437,11 @@ func TestEOSAbortRewind(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitStored(t, f.sourceEnds(t), time.Now(), 2*time.Minute)
+	committed, _ := metricValue(f.base, `kmm_flow_transactions_committed_total{source="A",target="B"}`)
+	aborted, _ := metricValue(f.base, `kmm_flow_transactions_aborted_total{source="A",target="B"}`)
 	if code := p.stop(t, syscall.SIGTERM, outageShutdown+20*time.Second); code != 0 {
 		t.Fatalf("graceful stop: exit %d\n%s", code, tail(p.Stderr(), 20))
 	}
 	raw := rawCount(t, bed.B, remote, parts)
-	assertCommittedOnce(t, bed, topic, remote, parts, 0, n, fmt.Sprintf("; the target's log holds %d offsets (aborted copies and markers)", raw))
-	if raw <= int64(n)+int64(parts) {
-		t.Fatalf("the target holds %d offsets for %d records: no aborted copy, so no transaction was aborted", raw, n)
-	}
+	assertCommittedOnce(t, bed, topic, remote, parts, 0, n, fmt.Sprintf("; %v transactions committed, %v aborted; the target's log holds %d offsets (aborted copies and markers)", committed, aborted, raw))
 }

@@ -84,6 +84,9 @@ summary() {
   echo "test.sh: what failed (the '--- FAIL' lines, each test's own error lines, panics and timeouts):" >&2
   grep -h -E -e '--- FAIL|^(\[e2e shard [0-9]\] )?(FAIL|panic:)|_test\.go:[0-9]+:|test timed out' "$LOGS"/shard*.log |
     grep -v -E 'INFO|WARN|DEBUG' | cut -c1-400 | tail -n 200 >&2 || true
+  # The failing tests' tails of kmm's stderr (what kmm said before the test gave up on it).
+  awk '/stderr \(tail\):/ { n = 25; print; next }
+    n > 0 { l = $0; sub(/^\[e2e shard [0-9]\] /, "", l); if (l ~ /^        /) { print; n-- } else n = 0 }' "$LOGS"/shard*.log | cut -c1-400 | tail -n 150 >&2 || true
 }
 
 # shard K RUN-REGEX: starts shard K's bed, then runs the e2e tests matching RUN-REGEX on it.

@@ -23,6 +23,7 @@ type descs struct {
 	flowUp, flowStalled, clusterUp *prometheus.Desc
 	clusterRTTAvg, clusterRTTP99   *prometheus.Desc
 	rateLimit, throttled           *prometheus.Desc
+	txnCommitted, txnAborted       *prometheus.Desc
 
 	recordCount, byteCount        *prometheus.Desc
 	replLatency, replLatencyMax   *prometheus.Desc
@@ -52,6 +53,8 @@ func newDescs() *descs {
 		clusterRTTP99: d("kmm_cluster_rtt_p99_seconds", "99th percentile of the same round trips over the last minute.", []string{"cluster"}),
 		rateLimit:     d("kmm_flow_rate_limit_bytes_per_second", "The flow's rate limit (kmm.rate.limit.bytes.per.second, or kmm replicate --rate-limit): bytes of keys, values and headers per second its pipelines may copy together; 0 when there is none.", flowLabels),
 		throttled:     d("kmm_flow_throttled_seconds_total", "Seconds the flow's pipelines waited for its rate limit since start, summed over pipelines.", flowLabels),
+		txnCommitted:  d("kmm_flow_transactions_committed_total", "Transactions an exactly-once flow's pipelines committed since start (records and their resume positions together), summed over pipelines.", flowLabels),
+		txnAborted:    d("kmm_flow_transactions_aborted_total", "Transactions an exactly-once flow's pipelines aborted since start (a record the target refused, or a failed commit: their records are copied again from the committed positions), summed over pipelines.", flowLabels),
 
 		recordCount:    d("kmm_mirror_source_record_count_total", "Records acknowledged by the target since start (MM2 MirrorSourceConnector record-count).", partLabels),
 		byteCount:      d("kmm_mirror_source_byte_count_total", "Value bytes (not keys or headers) of the records acknowledged by the target since start (MM2 byte-count).", partLabels),
@@ -87,7 +90,7 @@ func newDescs() *descs {
 }
 
 func (d *descs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.rateLimit, d.throttled, d.clusterUp, d.clusterRTTAvg, d.clusterRTTP99,
+	return []*prometheus.Desc{d.flowUp, d.flowStalled, d.rateLimit, d.throttled, d.txnCommitted, d.txnAborted, d.clusterUp, d.clusterRTTAvg, d.clusterRTTP99,
 		d.recordCount, d.byteCount, d.replLatency, d.replLatencyMax, d.recordAge, d.recordAgeMax,
 		d.lagRecords, d.lagSeconds, d.gapRecords, d.endOffset, d.ackedOffset, d.storedOffset, d.lastAck,
 		d.heartbeats, d.heartbeatLast, d.offsetSyncs, d.offsetSyncLast,
@@ -175,6 +178,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if f.Rate != nil {
 			emit(d.rateLimit, prometheus.GaugeValue, float64(f.Rate.LimitBytesPerSecond), f.Source, f.Target)
 			emit(d.throttled, prometheus.CounterValue, f.Rate.ThrottledSeconds, f.Source, f.Target)
+		}
+		if tx := f.Transactions; tx != nil {
+			emit(d.txnCommitted, prometheus.CounterValue, float64(tx.Committed), f.Source, f.Target)
+			emit(d.txnAborted, prometheus.CounterValue, float64(tx.Aborted), f.Source, f.Target)
 		}
 		for _, p := range f.Partitions {
 			l := []string{f.Source, f.Target, p.RemoteTopic, strconv.Itoa(int(p.Partition))}

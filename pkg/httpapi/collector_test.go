@@ -147,6 +147,7 @@ func TestMetricsNotPopulatedAreAbsent(t *testing.T) {
 		"kmm_mirror_checkpoint_latency_ms", "kmm_mirror_checkpoint_latency_ms_max",
 		"kmm_checkpoint_age_seconds", "kmm_checkpoint_skipped_active_groups",
 		"kmm_rdkafka_producer_queue_messages", "kmm_rdkafka_broker_rtt_avg_seconds",
+		"kmm_flow_transactions_committed_total", "kmm_flow_transactions_aborted_total",
 	} {
 		if n := testutil.CollectAndCount(c, name); n != 0 {
 			t.Errorf("%s: %d series, want none", name, n)
@@ -160,8 +161,9 @@ func TestMetricsOptionalSections(t *testing.T) {
 		Partitions: []PartitionStats{{Topic: "t", RemoteTopic: "A.t", Partition: 0, Records: 10, Acked: 9, Stored: 9, SourceEnd: 20, Lag: 10,
 			LastAckMs: 1_700_000_099_000, OldestUnreplicatedMs: 1_700_000_040_000,
 			ReplicationLatency: Latency{Count: 10, SumMs: 100, MaxMs: 30}, RecordAge: &Latency{Count: 10, SumMs: 50, MaxMs: 9}}},
-		Heartbeats:  &EmitterStats{Count: 42, LastMs: 1_700_000_099_000},
-		OffsetSyncs: &EmitterStats{Count: 7},
+		Heartbeats:   &EmitterStats{Count: 42, LastMs: 1_700_000_099_000},
+		OffsetSyncs:  &EmitterStats{Count: 7},
+		Transactions: &TxnStats{Committed: 31, Aborted: 4},
 		Checkpoints: &CheckpointStats{SkippedActiveGroups: []string{"billing", "payments"},
 			Groups: []GroupCheckpointStats{{Group: "g1", LastCheckpointMs: 1_700_000_090_000,
 				Partitions: []CheckpointPartitionStats{{Topic: "A.t", Partition: 0, Latency: Latency{Count: 3, SumMs: 30, MaxMs: 20}}}}}},
@@ -172,6 +174,12 @@ func TestMetricsOptionalSections(t *testing.T) {
 		{Source: "A", Target: "B", Cluster: "A", Client: "A->B-0", Role: "source-consumer", QueueMessages: -1, QueueBytes: -1}}}
 	src.set(flows...)
 	want := `
+# HELP kmm_flow_transactions_aborted_total Transactions an exactly-once flow's pipelines aborted since start (a record the target refused, or a failed commit: their records are copied again from the committed positions), summed over pipelines.
+# TYPE kmm_flow_transactions_aborted_total counter
+kmm_flow_transactions_aborted_total{source="A",target="B"} 4
+# HELP kmm_flow_transactions_committed_total Transactions an exactly-once flow's pipelines committed since start (records and their resume positions together), summed over pipelines.
+# TYPE kmm_flow_transactions_committed_total counter
+kmm_flow_transactions_committed_total{source="A",target="B"} 31
 # HELP kmm_checkpoint_age_seconds Seconds since the newest checkpoint of the group was emitted.
 # TYPE kmm_checkpoint_age_seconds gauge
 kmm_checkpoint_age_seconds{group="g1",source="A",target="B"} 10
@@ -224,7 +232,7 @@ kmm_rdkafka_producer_queue_messages{client="A->B-0",cluster="B",role="target-pro
 kmm_replication_lag_seconds{partition="0",source="A",target="B",topic="A.t"} 60
 `
 	c := NewCollector(fakeClientSource{src}, fixedNow)
-	names := []string{"kmm_checkpoint_age_seconds", "kmm_checkpoint_skipped_active_groups", "kmm_mirror_checkpoint_latency_ms",
+	names := []string{"kmm_flow_transactions_aborted_total", "kmm_flow_transactions_committed_total", "kmm_checkpoint_age_seconds", "kmm_checkpoint_skipped_active_groups", "kmm_mirror_checkpoint_latency_ms",
 		"kmm_mirror_checkpoint_latency_ms_max", "kmm_mirror_heartbeat_count_total", "kmm_mirror_heartbeat_last_timestamp_seconds",
 		"kmm_mirror_offset_sync_count_total", "kmm_mirror_offset_sync_last_timestamp_seconds", "kmm_mirror_source_record_age_ms",
 		"kmm_mirror_source_record_age_ms_max", "kmm_rdkafka_broker_outbuf_requests", "kmm_rdkafka_broker_rtt_avg_seconds",

@@ -71,6 +71,8 @@
 //
 //	kmm_flow_up                                  gauge    flow       1 running, 0 starting/stopped/failed
 //	kmm_flow_stalled_seconds                     gauge    flow       since the last delivery while records wait (0: moving or idle)
+//	kmm_flow_transactions_committed_total        counter  flow       exactly-once flows: transactions committed
+//	kmm_flow_transactions_aborted_total          counter  flow       exactly-once flows: transactions aborted (copied again)
 //	kmm_cluster_up                               gauge    cluster    1 reachable, 0 after 10 s without a usable connection
 //	kmm_cluster_rtt_avg_seconds|p99_seconds      gauge    cluster    the link's round trip (the replicator's metadata probe, last minute)
 //	kmm_mirror_source_record_count_total         counter  partition  records acked by the target (MM2 record-count)

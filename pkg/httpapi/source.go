@@ -57,9 +57,16 @@ type FlowStats struct {
 	Heartbeats  *EmitterStats    // records written to T's heartbeats topic
 	OffsetSyncs *EmitterStats    // records written to the offset-syncs topic
 	Checkpoints *CheckpointStats // checkpoints and group offset sync
+	// Transactions of an exactly-once flow's pipelines (nil: the flow is not exactly-once).
+	Transactions *TxnStats
 	// Workers is this process's share of the flow when it runs as one of the flow's workers
 	// (kmm.workers.enabled); nil otherwise.
 	Workers *WorkerShare
+}
+
+// TxnStats counts an exactly-once flow's transactions since start, summed over its pipelines.
+type TxnStats struct {
+	Committed, Aborted int64
 }
 
 // WorkerShare is what one worker of a flow copies and whether it leads (runs the singleton

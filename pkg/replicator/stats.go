@@ -80,6 +80,18 @@ type FlowStats struct {
 	// pipelines waited for it since start, summed over pipelines.
 	RateLimit   int64 `json:"rate_limit_bytes_per_second"`
 	ThrottledMs int64 `json:"throttled_ms"`
+
+	// Transactions counts the exactly-once pipelines' transactions since start, summed over
+	// pipelines; nil unless the flow is exactly-once (B.exactly.once.source.support).
+	Transactions *TxnStats `json:"transactions,omitempty"`
+}
+
+// TxnStats counts an exactly-once flow's transactions: committed, and aborted (a record the
+// target refused, or a commit that failed; their records are copied again from the committed
+// positions).
+type TxnStats struct {
+	Committed int64 `json:"committed"`
+	Aborted   int64 `json:"aborted"`
 }
 
 func (e *engine) stats() FlowStats {
@@ -120,6 +132,14 @@ func (e *engine) stats() FlowStats {
 	}
 	for _, c := range e.copiers {
 		fs.Clients = append(fs.Clients, c.ClientStats()...)
+	}
+	if e.flow.ExactlyOnce {
+		fs.Transactions = &TxnStats{}
+		for _, c := range e.copiers {
+			commits, aborts := c.Transactions()
+			fs.Transactions.Committed += commits
+			fs.Transactions.Aborted += aborts
+		}
 	}
 	fs.Workers = e.workers.stats()
 	if e.flow.Enabled {

@@ -64,6 +64,9 @@ func (s *Source) Stats() []httpapi.FlowStats {
 				hs.Rate = &httpapi.RateStats{LimitBytesPerSecond: fs.RateLimit, ThrottledSeconds: float64(fs.ThrottledMs) / 1000}
 			}
 			hs.CheckpointsRunning = fs.CheckpointsRunning
+			if tx := fs.Transactions; tx != nil {
+				hs.Transactions = &httpapi.TxnStats{Committed: tx.Committed, Aborted: tx.Aborted}
+			}
 			if w := fs.Workers; w != nil {
 				hs.Workers = &httpapi.WorkerShare{Group: w.Group, Leader: w.Leader, Partitions: w.Partitions}
 			}
