@@ -59,11 +59,14 @@ func TestTranslateOffsets(t *testing.T) {
 		for _, rw := range env.Items[0].Rows {
 			rows[rw.Partition] = rw
 		}
+		// The offset sync of the partition's last record follows its acknowledgement, so a
+		// translation right after the copy may still use an older one (CI: Derived mapping,
+		// target 102, bound 98): asked again until the last sync is there.
+		if r := rows[0]; r.TargetTopic != remote || r.TargetOffset != 200 || !r.Exact || r.SourceOffset != 200 {
+			return fmt.Errorf("caught-up partition: %+v", r)
+		}
 		return nil
 	})
-	if r := rows[0]; r.TargetTopic != remote || r.TargetOffset != 200 || !r.Exact || r.SourceOffset != 200 {
-		t.Fatalf("caught-up partition: %+v", r)
-	}
 	if r := rows[1]; r.TargetOffset > 57 || r.Bound < 0 || 57-r.TargetOffset > r.Bound+1 {
 		t.Fatalf("lagging partition: %+v", r)
 	}
