@@ -59,11 +59,13 @@ func TestCheckpointsAndGroupSync(t *testing.T) {
 		if len(onB) < parts {
 			return fmt.Errorf("group %s on B has %d partitions committed", group, len(onB))
 		}
+		// The first checkpoints may use the syncs read so far (a loaded machine: 659 of 1000);
+		// the group's offset moves on as the checkpointer reads the rest.
+		if o := onB[rdkafka.TP{Topic: remote, Partition: 0}]; o.Offset != 1000 || o.Metadata != "m" {
+			return fmt.Errorf("caught-up partition translated to %+v, want exactly 1000 with metadata", o)
+		}
 		return nil
 	})
-	if o := onB[rdkafka.TP{Topic: remote, Partition: 0}]; o.Offset != 1000 || o.Metadata != "m" {
-		t.Fatalf("caught-up partition translated to %+v, want exactly 1000 with metadata", o)
-	}
 	for _, pc := range []struct {
 		p     int32
 		upstr int64
