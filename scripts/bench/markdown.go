@@ -100,7 +100,7 @@ func (rep *report) markdown(notes string) []byte {
 	p("`BENCH_TASKS` (`tasks.max` of both, default 2), `BENCH_LATENCY_RATE` (default 5000 rec/s), `BENCH_LATENCY_SECONDS`, ")
 	p("`BENCH_MM2_HEAP` (default `-Xms256m -Xmx512m`), `BENCH_OUT` (default `docs`), `BENCH_ONLY` (rows: ceiling, kmm, mm2, sustained, latency, verify, workers, wan), ")
 	p("the sustained rows' `BENCH_SUSTAIN_SECONDS` (window, default 60), `BENCH_SUSTAIN_WARMUP_SECONDS` (15), `BENCH_SUSTAIN_TOOLS` (kmm,mm2; kmm-c adds kmm with `KMM_DATA_PLANE=c`), `BENCH_SUSTAIN_REPEATS` (`BENCH_REPEATS`), ")
-	p("`BENCH_SUSTAIN_RATE` (records/s the backlog is sized for; default twice the ceiling), `BENCH_SUSTAIN_MAX_GB` (24) and `BENCH_SUSTAIN_MAX_RECORDS` (50,000,000), ")
+	p("`BENCH_SUSTAIN_RATE` (records/s the backlog is sized for; default three times the ceiling), `BENCH_SUSTAIN_MAX_GB` (24) and `BENCH_SUSTAIN_MAX_RECORDS` (50,000,000), ")
 	p("the WAN rows' `BENCH_WAN_LATENCIES` (one-way ms, default 0,25,50,100), `BENCH_WAN_SIDES` (source,target), `BENCH_WAN_TOOLS` (kmm,kmm-wan,mm2), `BENCH_WAN_REPEATS` (1), `BENCH_WAN_SECONDS` (window, 20) and `BENCH_WAN_WARMUP_SECONDS` (5). The test bed must be up (`make testbed-up`); ")
 	p("the driver only adds topics named `bench-<run id>-*` (and their remote copies `A.bench-<run id>-*`) and deletes them at the end, ")
 	p("so it can share the bed with other tests, which then show up as noise (see *Machine*).\n\n")

@@ -13,11 +13,11 @@ func TestSustainBacklogSizing(t *testing.T) {
 	w := &workload{ValueSize: 1024, Partitions: 12}
 	w.computeSizes()
 	s := sustainSettings{window: 60 * time.Second, warmup: 15 * time.Second, maxGB: 16, maxRecords: 30_000_000}
-	// 2 x 10,000 rec/s over 15 + 60 + 10 s.
-	if n, capped := sustainBacklog(s, w, 10_000); n != 1_700_000 || capped {
-		t.Fatalf("ceiling 10k rec/s: %d records (capped %v), want 1,700,000 uncapped", n, capped)
+	// 3 x 10,000 rec/s over 15 + 60 + 10 s.
+	if n, capped := sustainBacklog(s, w, 10_000); n != 2_550_000 || capped {
+		t.Fatalf("ceiling 10k rec/s: %d records (capped %v), want 2,550,000 uncapped", n, capped)
 	}
-	// 2 x 200,000 x 85 s of 1 KB records is 34 GB: capped at 16 GB.
+	// 3 x 200,000 x 85 s of 1 KB records is 51 GB: capped at 16 GB.
 	n, capped := sustainBacklog(s, w, 200_000)
 	if want := int64(16e9 / float64(w.RecordBytes)); n != want || !capped {
 		t.Fatalf("ceiling 200k rec/s: %d records (capped %v), want %d capped", n, capped, want)
