@@ -185,6 +185,35 @@ func (f *Flow) TransactionalID(i int) string {
 // Name is "S->T".
 func (f *Flow) Name() string { return f.Source + "->" + f.Target }
 
+// RemoteTopic is the name of source topic t on the target: the flow's replication policy applied
+// with its source alias (source.cluster.alias, which the file may set apart from the cluster's
+// name). It is the one way kmm names a remote topic; UpstreamTopic is its reverse.
+func (f *Flow) RemoteTopic(t string) string { return f.Policy.FormatRemoteTopic(f.SourceAlias, t) }
+
+// UpstreamTopic is the reverse of RemoteTopic: the source topic whose copy on the target is named
+// rt, and whether rt is a name this flow gives (a local topic of the target, or another flow's
+// remote topic, is not).
+func (f *Flow) UpstreamTopic(rt string) (string, bool) {
+	u, ok := f.Policy.UpstreamTopic(rt)
+	if !ok || f.RemoteTopic(u) != rt {
+		return "", false
+	}
+	return u, true
+}
+
+// CheckpointsTopic is the flow's checkpoints topic on the target (<source alias>.checkpoints.internal
+// under the default policy).
+func (f *Flow) CheckpointsTopic() string { return f.Policy.CheckpointsTopic(f.SourceAlias) }
+
+// OffsetSyncs is where the flow keeps its offset syncs: the side (offset-syncs.topic.location:
+// the source by default) and the topic's name there (mm2-offset-syncs.<other side's alias>.internal).
+func (f *Flow) OffsetSyncs() (Side, string) {
+	if f.OffsetSyncsOnTarget {
+		return Target, f.Policy.OffsetSyncsTopic(f.SourceAlias)
+	}
+	return Source, f.Policy.OffsetSyncsTopic(f.TargetAlias)
+}
+
 // Alias returns the cluster alias of side s.
 func (f *Flow) Alias(s Side) string {
 	if s == Target {

@@ -474,3 +474,47 @@ func TestRateLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteNamesFollowAliases: with source.cluster.alias / target.cluster.alias set apart
+// from the clusters' names (MM2 allows it), every name kmm derives uses the aliases: remote
+// topics and their reverse, the checkpoints and offset-syncs topics (issue 36: verify once
+// compared A.orders where replicate wrote primary.orders).
+func TestRemoteNamesFollowAliases(t *testing.T) {
+	for _, c := range []struct {
+		lines, remote, checkpoints, syncs string
+		side                              Side
+	}{
+		{"", "A.orders", "A.checkpoints.internal", "mm2-offset-syncs.B.internal", Source},
+		{"A->B.source.cluster.alias = primary\nA->B.target.cluster.alias = backup\n", "primary.orders", "primary.checkpoints.internal", "mm2-offset-syncs.backup.internal", Source},
+		{"A->B.source.cluster.alias = primary\nA->B.target.cluster.alias = backup\nA->B.offset-syncs.topic.location = target\n", "primary.orders", "primary.checkpoints.internal", "mm2-offset-syncs.primary.internal", Target},
+		{"A->B.source.cluster.alias = primary\nreplication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy\n", "orders", "primary.checkpoints.internal", "mm2-offset-syncs.B.internal", Source},
+	} {
+		flows, err := FromMM2(load(t, twoClusters+"A->B.enabled = true\n"+c.lines))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := One(flows, Selector{Flow: "A->B"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.RemoteTopic("orders"); got != c.remote {
+			t.Errorf("%q: RemoteTopic(orders) = %q, want %q", c.lines, got, c.remote)
+		}
+		if up, ok := f.UpstreamTopic(c.remote); !ok || up != "orders" {
+			t.Errorf("%q: UpstreamTopic(%q) = %q, %v; want orders, true", c.lines, c.remote, up, ok)
+		}
+		if c.remote != "orders" { // a local name, or another flow's remote topic, is not this flow's
+			for _, other := range []string{"orders", "C.orders", "B.orders"} {
+				if up, ok := f.UpstreamTopic(other); ok {
+					t.Errorf("%q: UpstreamTopic(%q) = %q, true; want false", c.lines, other, up)
+				}
+			}
+		}
+		if got := f.CheckpointsTopic(); got != c.checkpoints {
+			t.Errorf("%q: CheckpointsTopic() = %q, want %q", c.lines, got, c.checkpoints)
+		}
+		if side, topic := f.OffsetSyncs(); side != c.side || topic != c.syncs {
+			t.Errorf("%q: OffsetSyncs() = %s, %q; want %s, %q", c.lines, side, topic, c.side, c.syncs)
+		}
+	}
+}

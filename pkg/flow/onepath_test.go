@@ -182,8 +182,8 @@ func TestExplainAgreesWithTheEngine(t *testing.T) {
 				if engine := rf.Enabled && rf.Selected(n); engine != v.Replicated {
 					t.Errorf("%s %s topic %q: explain says replicated=%v (%s), the engine %v", file, mf.Name(), n, v.Replicated, v.Reason, engine)
 				}
-				if v.Replicated && v.TargetTopic != rf.Policy.FormatRemoteTopic(rf.SourceAlias, n) {
-					t.Errorf("%s %s topic %q: explain names it %q on the target, the engine %q", file, mf.Name(), n, v.TargetTopic, rf.Policy.FormatRemoteTopic(rf.SourceAlias, n))
+				if v.Replicated && v.TargetTopic != rf.RemoteTopic(n) {
+					t.Errorf("%s %s topic %q: explain names it %q on the target, the engine %q", file, mf.Name(), n, v.TargetTopic, rf.RemoteTopic(n))
 				}
 				checked++
 			}

@@ -12,11 +12,13 @@ package mm2read
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
 	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 )
@@ -60,7 +62,27 @@ func LoadOffsetSyncs(ctx context.Context, c cluster.Cluster, topic string, s *of
 	return offsetsync.Load(ctx, r, s)
 }
 
-// LoadCheckpoints fills s from the checkpoints topic (partition 0) and marks it loaded. keep,
+// ErrSideDown is returned by LoadFlowOffsetSyncs when the cluster that keeps the flow's offset
+// syncs was not given (it is down).
+var ErrSideDown = errors.New("the cluster that keeps the offset syncs is not readable")
+
+// LoadFlowOffsetSyncs rebuilds s from flow f's offset syncs, read where the flow keeps them
+// (f.OffsetSyncs: its source, or its target with offset-syncs.topic.location = target). src or
+// tgt may be nil when that side is down; if it is the side that keeps them: ErrSideDown. A
+// missing topic is ErrNoTopic, as for LoadOffsetSyncs.
+func LoadFlowOffsetSyncs(ctx context.Context, f *flow.Flow, src, tgt cluster.Cluster, s *offsetsync.Store) (offsetsync.LoadStats, error) {
+	side, topic := f.OffsetSyncs()
+	c := src
+	if side == flow.Target {
+		c = tgt
+	}
+	if c == nil {
+		return offsetsync.LoadStats{LastOffset: -1}, fmt.Errorf("%w (%s, %s)", ErrSideDown, f.Alias(side), topic)
+	}
+	return LoadOffsetSyncs(ctx, c, topic, s)
+}
+
+// LoadCheckpoints fills s// LoadCheckpoints fills s from the checkpoints topic (partition 0) and marks it loaded. keep,
 // if not nil, limits the groups kept.
 func LoadCheckpoints(ctx context.Context, c cluster.Cluster, topic string, s *checkpoint.Store, keep func(group string) bool) (checkpoint.LoadStats, error) {
 	r, err := Open(ctx, c, topic, 0)

@@ -12,6 +12,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/checkpoint"
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/consumeroffsets"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
@@ -70,19 +71,20 @@ const maxPendingSyncs = 100_000
 
 func newCheckpointer(ctx context.Context, e *engine) (*checkpointer, error) {
 	f := e.flow
-	topic := f.Policy.CheckpointsTopic(f.SourceAlias)
+	topic := f.CheckpointsTopic()
 	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: topic, Partitions: 1, RF: f.CheckpointsRF, Configs: map[string]string{"cleanup.policy": "compact"}}, "checkpoints.topic.replication.factor"); err != nil {
 		return nil, err
 	}
-	syncCluster, other := e.src, f.TargetAlias
-	if f.OffsetSyncsOnTarget {
-		syncCluster, other = e.tgt, f.SourceAlias
+	syncSide, syncsTopic := f.OffsetSyncs()
+	syncCluster := e.src
+	if syncSide == flow.Target {
+		syncCluster = e.tgt
 	}
 	p, err := rdkafka.NewProducer("cluster "+f.Target, f.TargetProducer, e.clientOpts(e.tgtW))
 	if err != nil {
 		return nil, err
 	}
-	c := &checkpointer{e: e, topic: topic, prod: p, done: make(chan struct{}), ready: make(chan struct{}), syncsCluster: syncCluster, syncsTopic: f.Policy.OffsetSyncsTopic(other)}
+	c := &checkpointer{e: e, topic: topic, prod: p, done: make(chan struct{}), ready: make(chan struct{}), syncsCluster: syncCluster, syncsTopic: syncsTopic}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel, c.ctx = cancel, cctx
 	go c.run(cctx)

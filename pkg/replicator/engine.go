@@ -548,7 +548,7 @@ func (e *engine) start(ctx context.Context) error {
 		if e.limiter != nil {
 			c.SetThrottle(e.limiter)
 		}
-		if f.Policy.FormatRemoteTopic(f.SourceAlias, "t") == "t" {
+		if f.RemoteTopic("t") == "t" {
 			// Remote topics keep their names (IdentityReplicationPolicy): a copy could flow
 			// back. The provenance header and the echo guard (docs/mm2-compat.md).
 			c.SetOrigin(f.Source, f.Target)
@@ -881,10 +881,8 @@ func (e *engine) drain(begin, deadline time.Time) drainResult {
 			strings.TrimPrefix(res.summary(), "flow "+res.flow+": "))
 	}
 	if syncsLeft > 0 {
-		sw := e.flow.Source
-		if e.flow.OffsetSyncsOnTarget {
-			sw = e.flow.Target
-		}
+		side, _ := e.flow.OffsetSyncs()
+		sw := e.flow.Alias(side)
 		msg += fmt.Sprintf("; %d offset sync(s) could not be written to %s (offsets of consumer groups translate less precisely until new syncs are written)", syncsLeft, sw)
 	}
 	if why := e.paused.Load(); why != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -33,11 +34,11 @@ type syncWriter struct {
 
 func newSyncWriter(ctx context.Context, e *engine) (*syncWriter, error) {
 	f := e.flow
-	admin, other, pcfg := e.src, f.TargetAlias, f.SourceProducer
-	if f.OffsetSyncsOnTarget {
-		admin, other, pcfg = e.tgt, f.SourceAlias, f.TargetProducer
+	admin, pcfg := e.src, f.SourceProducer
+	side, topic := f.OffsetSyncs()
+	if side == flow.Target {
+		admin, pcfg = e.tgt, f.TargetProducer
 	}
-	topic := f.Policy.OffsetSyncsTopic(other)
 	if _, err := cluster.EnsureTopic(ctx, admin, cluster.NewTopic{Name: topic, Partitions: 1, RF: f.OffsetSyncsRF, Configs: map[string]string{"cleanup.policy": "compact"}}, "offset-syncs.topic.replication.factor"); err != nil {
 		return nil, err
 	}

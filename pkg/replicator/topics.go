@@ -93,7 +93,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 
 	var create []string
 	for _, t := range selected {
-		remote := f.Policy.FormatRemoteTopic(f.SourceAlias, t)
+		remote := f.RemoteTopic(t)
 		if _, ok := tgtTopics[remote]; !ok {
 			create = append(create, t)
 		}
@@ -105,7 +105,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		}
 		specs := make([]rdkafka.NewTopic, 0, len(create))
 		for _, t := range create {
-			specs = append(specs, rdkafka.NewTopic{Name: f.Policy.FormatRemoteTopic(f.SourceAlias, t), Partitions: srcTopics[t].Partitions,
+			specs = append(specs, rdkafka.NewTopic{Name: f.RemoteTopic(t), Partitions: srcTopics[t].Partitions,
 				RF: f.ReplicationFactor, Configs: e.creationConfigs(cfgs[t])})
 		}
 		res, err := e.tgt.CreateTopics(ctx, specs)
@@ -123,7 +123,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 	started := 0
 	shared := map[string]int{} // workers: selected topic -> partitions
 	for _, t := range selected {
-		remote := f.Policy.FormatRemoteTopic(f.SourceAlias, t)
+		remote := f.RemoteTopic(t)
 		n := srcTopics[t].Partitions
 		if have := tgtTopics[remote].Partitions; have > 0 && have < n {
 			if err := e.tgt.CreatePartitions(ctx, remote, n); err != nil {
@@ -270,7 +270,7 @@ func (e *engine) syncACLs(ctx context.Context) {
 		}
 		nb := b
 		nb.ResourceType, nb.PatternType = "TOPIC", "LITERAL"
-		nb.ResourceName = f.Policy.FormatRemoteTopic(f.SourceAlias, b.ResourceName)
+		nb.ResourceName = f.RemoteTopic(b.ResourceName)
 		if allow(b) && isOp(b, "ALL") {
 			nb.Operation = "READ"
 		}

@@ -176,7 +176,7 @@ func (e *engine) takeOver(tps []rdkafka.TP) {
 	var names []string
 	e.partsMu.Lock()
 	for _, tp := range tps {
-		remote := f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic)
+		remote := f.RemoteTopic(tp.Topic)
 		ps := newPState(tp.Topic, remote, tp.Partition)
 		start := int64(-1)
 		if off, ok := stored[tp]; ok && off >= 0 {

@@ -48,17 +48,11 @@ func Positions(ctx context.Context, q PositionQuery) (map[cluster.TP]PositionEvi
 	}
 	// The newest offset sync per partition, where the flow keeps them.
 	var syncs *offsetsync.Store
-	syncCluster, other := q.Source, f.TargetAlias
-	if f.OffsetSyncsOnTarget {
-		syncCluster, other = q.Target, f.SourceAlias
-	}
-	if syncCluster != nil {
-		m := offsetsync.NewStore(offsetsync.Options{})
-		if _, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), m); err == nil {
-			syncs = m
-		} else if !errors.Is(err, mm2read.ErrNoTopic) {
-			return nil, err
-		}
+	m := offsetsync.NewStore(offsetsync.Options{})
+	if _, err := mm2read.LoadFlowOffsetSyncs(ctx, f, q.Source, q.Target, m); err == nil {
+		syncs = m
+	} else if !errors.Is(err, mm2read.ErrNoTopic) && !errors.Is(err, mm2read.ErrSideDown) {
+		return nil, err
 	}
 	// The remote partitions' ends on the target.
 	remote := map[cluster.TP]cluster.TP{}
@@ -68,7 +62,7 @@ func Positions(ctx context.Context, q PositionQuery) (map[cluster.TP]PositionEvi
 		return nil, err
 	}
 	for _, tp := range q.TPs {
-		rt := cluster.TP{Topic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic), Partition: tp.Partition}
+		rt := cluster.TP{Topic: f.RemoteTopic(tp.Topic), Partition: tp.Partition}
 		if tts[rt.Topic].Partitions > int(tp.Partition) {
 			remote[tp] = rt
 			rtps = append(rtps, rt)

@@ -105,7 +105,7 @@ func LagLive(ctx context.Context, open cluster.Opener, flows []*flow.Flow, topic
 			if s := pos[tp].Input.Stored; s != nil {
 				st = s.Next - 1
 			}
-			in := lag.PartitionInput{Flow: f.Name(), Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic), Partition: tp.Partition,
+			in := lag.PartitionInput{Flow: f.Name(), Topic: tp.Topic, RemoteTopic: f.RemoteTopic(tp.Topic), Partition: tp.Partition,
 				SourceStart: starts[tp].Offset, SourceEnd: ends[tp].Offset, Stored: st, Position: &p}
 			if next := max(p.Next, in.SourceStart); next < in.SourceEnd {
 				need[tp] = next
@@ -203,7 +203,7 @@ func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow, live L
 	if tgt != nil {
 		if tts, err := tgt.ListTopics(ctx); err == nil {
 			for _, t := range st.SelectedTopics {
-				if _, ok := tts[f.Policy.FormatRemoteTopic(f.SourceAlias, t)]; !ok {
+				if _, ok := tts[f.RemoteTopic(t)]; !ok {
 					st.MissingOnT = append(st.MissingOnT, t)
 				}
 			}
@@ -312,7 +312,7 @@ func tailRecords(ctx context.Context, a cluster.Cluster, topic string, n int64) 
 // committed past them; with group sync on, whether the group is active on T.
 func groupStatus(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) []health.GroupStatus {
 	store := checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.Policy.CheckpointsTopic(f.SourceAlias), store, f.GroupFilter); err != nil {
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.CheckpointsTopic(), store, f.GroupFilter); err != nil {
 		return nil
 	}
 	var out []health.GroupStatus
@@ -324,7 +324,7 @@ func groupStatus(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) []
 				gs.LastCheckpoint = e.Time
 			}
 			up := e.Topic
-			if u, ok := f.Policy.UpstreamTopic(e.Topic); ok {
+			if u, ok := f.UpstreamTopic(e.Topic); ok {
 				up = u
 			}
 			upstream[fmt.Sprintf("%s/%d", up, e.Partition)] = e.UpstreamOffset

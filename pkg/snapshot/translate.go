@@ -30,7 +30,7 @@ func TranslateInput(ctx context.Context, open cluster.Opener, f *flow.Flow, now 
 			"translate-offsets needs the target cluster; check its bootstrap.servers and security settings")
 	}
 	in.Checkpoints = checkpoint.NewStore()
-	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.Policy.CheckpointsTopic(f.SourceAlias), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.CheckpointsTopic(), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 		return in, nil, err
 	}
 	topics, err := tgt.ListTopics(ctx)
@@ -73,16 +73,10 @@ func TranslateInput(ctx context.Context, open cluster.Opener, f *flow.Flow, now 
 			defer src.Close()
 		}
 	}
-	syncCluster, other := src, f.TargetAlias
-	if f.OffsetSyncsOnTarget {
-		syncCluster, other = tgt, f.SourceAlias
-	}
-	if syncCluster != nil {
-		m := offsetsync.NewStore(offsetsync.Options{})
-		if _, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), m); err == nil || errors.Is(err, mm2read.ErrNoTopic) {
-			m.MarkLoaded()
-			in.Mapping = m
-		}
+	m := offsetsync.NewStore(offsetsync.Options{})
+	if _, err := mm2read.LoadFlowOffsetSyncs(ctx, f, src, tgt, m); err == nil || errors.Is(err, mm2read.ErrNoTopic) {
+		m.MarkLoaded()
+		in.Mapping = m
 	}
 	if src != nil {
 		in.SourceOffsets = map[string][]checkpoint.SourceOffset{}
@@ -149,7 +143,7 @@ func GroupLag(ctx context.Context, open cluster.Opener, f *flow.Flow, groups []s
 				return
 			}
 			seen[tp] = true
-			gi := lag.GroupInput{Flow: f.Name(), Group: g.Group, Topic: tp.Topic, RemoteTopic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic),
+			gi := lag.GroupInput{Flow: f.Name(), Group: g.Group, Topic: tp.Topic, RemoteTopic: f.RemoteTopic(tp.Topic),
 				Partition: tp.Partition, Committed: committed, SourceEnd: -1, Next: -1, NextMax: -1, Translated: -1, TargetEnd: -1, Bound: -1}
 			if p, ok := byTP[tp]; ok {
 				gi.SourceEnd, gi.Next, gi.NextMax = p.SourceEnd, p.Next, p.NextMax

@@ -151,7 +151,7 @@ func FindStranded(ctx context.Context, f, rev *flow.Flow, s, t cluster.Cluster, 
 	var back *offsetsync.Store // the reverse flow's syncs, when it writes into the same names
 	if rev != nil {
 		for _, c := range cut {
-			if rev.Policy.FormatRemoteTopic(rev.SourceAlias, f.Policy.FormatRemoteTopic(f.SourceAlias, c.Topic)) == c.Topic {
+			if rev.RemoteTopic(f.RemoteTopic(c.Topic)) == c.Topic {
 				if back, err = loadSyncs(ctx, rev, t, s); err != nil {
 					return nil, err
 				}
@@ -163,7 +163,7 @@ func FindStranded(ctx context.Context, f, rev *flow.Flow, s, t cluster.Cluster, 
 	for i, c := range cut {
 		to := ends[tps[i]].Offset
 		if back != nil {
-			remote := f.Policy.FormatRemoteTopic(f.SourceAlias, c.Topic)
+			remote := f.RemoteTopic(c.Topic)
 			if sy, ok := back.Earliest(offsetsync.TP{Topic: remote, Partition: c.Partition}); ok && sy.Downstream < to {
 				to = sy.Downstream
 			}
@@ -185,7 +185,7 @@ func FindRemoteWrites(ctx context.Context, f, rev *flow.Flow, t cluster.Cluster,
 	var tps []cluster.TP
 	var at []int64
 	for _, c := range cut {
-		remote := f.Policy.FormatRemoteTopic(f.SourceAlias, c.Topic)
+		remote := f.RemoteTopic(c.Topic)
 		if rev != nil && rev.Selected(remote) {
 			continue // copied back by the reverse flow
 		}
@@ -211,12 +211,8 @@ func FindRemoteWrites(ctx context.Context, f, rev *flow.Flow, t cluster.Cluster,
 // loadSyncs loads flow f's offset syncs (on its source, or its target with
 // offset-syncs.topic.location=target).
 func loadSyncs(ctx context.Context, f *flow.Flow, src, tgt cluster.Cluster) (*offsetsync.Store, error) {
-	c, other := src, f.TargetAlias
-	if f.OffsetSyncsOnTarget {
-		c, other = tgt, f.SourceAlias
-	}
 	st := offsetsync.NewStore(offsetsync.Options{})
-	if _, err := mm2read.LoadOffsetSyncs(ctx, c, f.Policy.OffsetSyncsTopic(other), st); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+	if _, err := mm2read.LoadFlowOffsetSyncs(ctx, f, src, tgt, st); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 		return nil, err
 	}
 	return st, nil

@@ -45,7 +45,7 @@ func (fb *Failback) translate(ctx context.Context) ([]ExactOffset, error) {
 	}
 	byRemote := map[cluster.TP]cutInfo{}
 	for _, c := range fb.State.Cut {
-		remote := cluster.TP{Topic: f.Policy.FormatRemoteTopic(f.SourceAlias, c.Topic), Partition: c.Partition}
+		remote := cluster.TP{Topic: f.RemoteTopic(c.Topic), Partition: c.Partition}
 		byRemote[remote] = cutInfo{topic: c.Topic, targetEnd: c.TargetEnd, replicate: c.Replicated}
 		for _, s := range fwd.History(offsetsync.TP{Topic: c.Topic, Partition: c.Partition}) {
 			swapped.Add(offsetsync.TP{Topic: remote.Topic, Partition: remote.Partition}, offsetsync.Sync{Upstream: s.Downstream, Downstream: s.Upstream}, time.Time{})
@@ -69,7 +69,7 @@ func (fb *Failback) translate(ctx context.Context) ([]ExactOffset, error) {
 				continue
 			}
 			o := GroupOffset{Group: g, TP: tp, Offset: om.Offset, Metadata: om.Metadata}
-			backName := rev.Policy.FormatRemoteTopic(rev.SourceAlias, tp.Topic)
+			backName := rev.RemoteTopic(tp.Topic)
 			if ci, ok := byRemote[tp]; ok {
 				identity := backName == ci.topic && rev.Selected(tp.Topic)
 				if om.Offset <= ci.targetEnd || !identity {

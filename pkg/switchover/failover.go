@@ -3,7 +3,6 @@ package switchover
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -14,8 +13,6 @@ import (
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/kerr"
-	"github.com/kmmproject/kmm/pkg/mm2read"
-	"github.com/kmmproject/kmm/pkg/offsetsync"
 	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
@@ -557,7 +554,7 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 	}
 	remote := make([]cluster.TP, len(fo.TPs))
 	for i, tp := range fo.TPs {
-		remote[i] = cluster.TP{Topic: f.Policy.FormatRemoteTopic(f.SourceAlias, tp.Topic), Partition: tp.Partition}
+		remote[i] = cluster.TP{Topic: f.RemoteTopic(tp.Topic), Partition: tp.Partition}
 	}
 	tends, err := fo.Tgt.ListOffsets(ctx, remote, cluster.Latest)
 	if err != nil {
@@ -567,12 +564,8 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 	for i, tp := range fo.TPs {
 		fo.cut[tp] = CutPartition{Source: tp, Remote: remote[i], SourceEnd: ends[tp], TargetEnd: tends[remote[i]].Offset}
 	}
-	syncCluster, other := fo.Src, f.TargetAlias
-	if f.OffsetSyncsOnTarget {
-		syncCluster, other = fo.Tgt, f.SourceAlias
-	}
-	syncs := offsetsync.NewStore(offsetsync.Options{})
-	if _, err := mm2read.LoadOffsetSyncs(ctx, syncCluster, f.Policy.OffsetSyncsTopic(other), syncs); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+	syncs, err := loadSyncs(ctx, f, fo.Src, fo.Tgt)
+	if err != nil {
 		return nil, err
 	}
 	inFlow := map[cluster.TP]bool{}

@@ -52,7 +52,7 @@ func Canary(ctx context.Context, open cluster.Opener, f *flow.Flow, o CanaryOpti
 	if o.Progress == nil {
 		o.Progress = noProgress{}
 	}
-	fd := Finding{Check: CheckCanary, Topic: CanaryTopic, RemoteTopic: f.Policy.FormatRemoteTopic(f.Source, CanaryTopic), Partition: P(int32(0))}
+	fd := Finding{Check: CheckCanary, Topic: CanaryTopic, RemoteTopic: f.RemoteTopic(CanaryTopic), Partition: P(int32(0))}
 	if !f.Selected(CanaryTopic) {
 		fd.Status = Fail
 		fd.Reason = fmt.Sprintf("the flow %s does not replicate %s: add it to %s->%s.topics (e.g. `topics = ...|%s`) so the canary can flow through the replicator", f.Name(), CanaryTopic, f.Source, f.Target, CanaryTopic)

@@ -185,20 +185,16 @@ func (s *state) metadata(ctx context.Context) error {
 		ckptErr   error
 		newestHB  time.Time
 	)
-	syncCluster, other := s.src, f.Target
-	if f.OffsetSyncsOnTarget {
-		syncCluster, other = s.tgt, f.Source
-	}
-	syncTopic := f.Policy.OffsetSyncsTopic(other)
+	_, syncTopic := f.OffsetSyncs()
 	s.syncs = offsetsync.NewStore(offsetsync.Options{})
 	bg(func() { fst, fstFound, fstErr = s.o.State.FlowState(ctx, []cluster.Cluster{s.tgt, s.src}, f.Name()) })
-	bg(func() { stored, storedErr = mm2read.ReadSourcePositions(ctx, s.tgt, f.OffsetsTopic, f.Source) })
-	bg(func() { _, syncErr = mm2read.LoadOffsetSyncs(ctx, syncCluster, syncTopic, s.syncs) })
+	bg(func() { stored, storedErr = mm2read.ReadSourcePositions(ctx, s.tgt, f.OffsetsTopic, f.SourceAlias) })
+	bg(func() { _, syncErr = mm2read.LoadFlowOffsetSyncs(ctx, f, s.src, s.tgt, s.syncs) })
 	if f.EmitCheckpoints {
 		s.ckpts = checkpoint.NewStore()
 		keep := func(g string) bool { return f.GroupFilter(g) && (s.o.Groups == nil || s.o.Groups(g)) }
 		bg(func() {
-			_, ckptErr = mm2read.LoadCheckpoints(ctx, s.tgt, f.Policy.CheckpointsTopic(f.Source), s.ckpts, keep)
+			_, ckptErr = mm2read.LoadCheckpoints(ctx, s.tgt, f.CheckpointsTopic(), s.ckpts, keep)
 		})
 	}
 	if f.EmitHeartbeats {
@@ -247,7 +243,7 @@ func (s *state) metadata(ctx context.Context) error {
 	var srcTPs, tgtTPs []cluster.TP
 	var present []string
 	for _, t := range selected {
-		remote := f.Policy.FormatRemoteTopic(f.Source, t)
+		remote := f.RemoteTopic(t)
 		si := srcTopics[t]
 		ti, ok := tgtTopics[remote]
 		if !ok {
@@ -342,7 +338,7 @@ func (s *state) configs(ctx context.Context, topics []string) error {
 	}
 	remotes := make([]string, len(topics))
 	for i, t := range topics {
-		remotes[i] = s.f.Policy.FormatRemoteTopic(s.f.Source, t)
+		remotes[i] = s.f.RemoteTopic(t)
 	}
 	sc, err := s.src.DescribeTopicConfigs(ctx, topics...)
 	if err != nil {
@@ -402,7 +398,7 @@ func (s *state) acls(ctx context.Context, topics []string) error {
 	}
 	remotes := make([]string, len(topics))
 	for i, t := range topics {
-		remotes[i] = s.f.Policy.FormatRemoteTopic(s.f.Source, t)
+		remotes[i] = s.f.RemoteTopic(t)
 	}
 	sa, err := s.src.DescribeTopicACLs(ctx, topics)
 	if err != nil {
@@ -599,7 +595,7 @@ func (s *state) newestHeartbeat(ctx context.Context) time.Time {
 	var newest time.Time
 	for _, r := range tail(ctx, s.tgt, f.Policy.HeartbeatsTopic(), 200) {
 		hb, err := mm2wire.DecodeHeartbeat(r.Key, r.Value)
-		if err == nil && hb.SourceClusterAlias == f.Source && hb.TargetClusterAlias == f.Target && hb.Timestamp > newest.UnixMilli() {
+		if err == nil && hb.SourceClusterAlias == f.SourceAlias && hb.TargetClusterAlias == f.TargetAlias && hb.Timestamp > newest.UnixMilli() {
 			newest = time.UnixMilli(hb.Timestamp)
 		}
 	}

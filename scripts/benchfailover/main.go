@@ -145,9 +145,9 @@ func main() {
 	tgt, err := rdkafka.Opener{}.Open(f, flow.Target)
 	must(err, "opening B")
 	defer tgt.Close()
-	remote := f.Policy.FormatRemoteTopic(f.SourceAlias, topic)
-	ckTopic := f.Policy.CheckpointsTopic(f.SourceAlias)
-	syncsTopic := f.Policy.OffsetSyncsTopic(f.TargetAlias) // on A: failback's reverse translation reads it
+	remote := f.RemoteTopic(topic)
+	ckTopic := f.CheckpointsTopic()
+	_, syncsTopic := f.OffsetSyncs() // on A: failback's reverse translation reads it
 	names := make([]string, groups)
 	for i := range names {
 		names[i] = prefix + strconv.Itoa(i)

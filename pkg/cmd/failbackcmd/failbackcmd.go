@@ -383,7 +383,7 @@ func preflight(ctx context.Context, fac *cmdutil.Factory, errOut io.Writer, o *O
 	// Groups: committed offsets on T for the flow's remote topics or topics the reverse flow copies.
 	mapped := map[string]bool{}
 	for _, c := range st.Cut {
-		mapped[f.Policy.FormatRemoteTopic(f.SourceAlias, c.Topic)] = true
+		mapped[f.RemoteTopic(c.Topic)] = true
 	}
 	for _, tp := range revTPs {
 		mapped[tp.Topic] = true

@@ -364,7 +364,7 @@ func preflight(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Fl
 	}
 	sort.Strings(topics)
 	for _, t := range topics {
-		rt := f.Policy.FormatRemoteTopic(f.SourceAlias, t)
+		rt := f.RemoteTopic(t)
 		if tts[rt].Partitions == 0 {
 			problems = append(problems, fmt.Sprintf("topic %s has no remote topic %s on %s", t, rt, f.Target))
 			continue

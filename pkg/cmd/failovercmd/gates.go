@@ -37,7 +37,7 @@ func checkpointAges(ctx context.Context, f *flow.Flow, src, tgt cluster.Cluster,
 		for _, g := range groups {
 			keep[g] = true
 		}
-		if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.Policy.CheckpointsTopic(f.SourceAlias), st, func(g string) bool { return keep[g] }); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+		if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.CheckpointsTopic(), st, func(g string) bool { return keep[g] }); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
 			return nil, err
 		}
 	}
@@ -50,7 +50,7 @@ func checkpointAges(ctx context.Context, f *flow.Flow, src, tgt cluster.Cluster,
 				a.Newest = e.Time
 			}
 			up := e.Topic
-			if u, ok := f.Policy.UpstreamTopic(e.Topic); ok {
+			if u, ok := f.UpstreamTopic(e.Topic); ok {
 				up = u
 			}
 			upstream[cluster.TP{Topic: up, Partition: e.Partition}] = e.UpstreamOffset
