@@ -128,3 +128,13 @@ func names(flows []*Flow, enabledOnly bool) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// Reverse returns the flow T->S among flows for flow f (S->T); nil when there is none.
+func Reverse(flows []*Flow, f *Flow) *Flow {
+	for _, r := range flows {
+		if r.Source == f.Target && r.Target == f.Source {
+			return r
+		}
+	}
+	return nil
+}

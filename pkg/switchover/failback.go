@@ -317,7 +317,7 @@ func (fb *Failback) Actions() map[string]plan.Action {
 		KindFence:          fence{rf},
 		KindWaitQuiet:      waitQuiet{rf},
 		KindDrain:          drainBack{drain{rf}, fb.Rev, fb},
-		KindCommitBack:     commitBack{fb},
+		KindCommitBack:     commitGroup{c: fb.S, translate: fb.translate},
 		KindRemoveFence:    removeFence{fb},
 		KindStoreForward:   storeForward{fb},
 	}

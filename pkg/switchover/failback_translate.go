@@ -2,14 +2,12 @@ package switchover
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
-	"github.com/kmmproject/kmm/pkg/plan"
 )
 
 // translate translates every group's committed offsets on T back to S, once per run, after the
@@ -161,50 +159,3 @@ func (fb *Failback) translate(ctx context.Context) ([]ExactOffset, error) {
 // Translate translates every group's offsets back (what the commit steps commit; computed once
 // per run). The benchmark times it apart from the commits.
 func (fb *Failback) Translate(ctx context.Context) ([]ExactOffset, error) { return fb.translate(ctx) }
-
-type commitBack struct{ fb *Failback }
-
-func (a commitBack) want(ctx context.Context, s plan.Step) (string, map[cluster.TP]cluster.OffsetMeta, []ExactOffset, error) {
-	var p GroupParams
-	if err := json.Unmarshal(s.Params, &p); err != nil {
-		return "", nil, nil, fmt.Errorf("step %s: params: %w", s.ID, err)
-	}
-	tr, err := a.fb.translate(ctx)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	want := map[cluster.TP]cluster.OffsetMeta{}
-	var rows []ExactOffset
-	for _, e := range tr {
-		if e.Group == p.Group {
-			want[cluster.TP{Topic: e.RemoteTopic, Partition: e.Partition}] = cluster.OffsetMeta{Offset: e.TargetOffset, Metadata: e.Metadata}
-			rows = append(rows, e)
-		}
-	}
-	return p.Group, want, rows, nil
-}
-
-// Concurrency implements plan.Concurrent (one group per step).
-func (commitBack) Concurrency() int { return groupConcurrency }
-
-func (a commitBack) Check(ctx context.Context, s plan.Step) (bool, error) {
-	g, want, _, err := a.want(ctx, s)
-	if err != nil {
-		return false, err
-	}
-	return offsetsInEffect(ctx, a.fb.S, g, want)
-}
-
-func (a commitBack) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
-	g, want, rows, err := a.want(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	if len(want) == 0 {
-		return map[string]int64{"partitions": 0}, nil
-	}
-	if err := a.fb.S.AlterGroupOffsets(ctx, g, want); err != nil {
-		return nil, fmt.Errorf("committing offsets of group %s on %s: %w", g, a.fb.F.Source, err)
-	}
-	return commitNumbers(len(want), rows), nil
-}

@@ -49,14 +49,10 @@ type FailoverOptions struct {
 	// Meter, if set, starts a progress meter of the drain: total records to wait for, Set with
 	// the records replicated since, Done at the end (a bar on a terminal).
 	Meter func(what string, total int64) Meter
-	// Emergency: the source is down. No quiet wait, no drain: the plan marks the flow, waits for
-	// the replicators to stop it, commits what Translate returns and records Cut as the cut.
+	// Emergency: the source is down (PrepareEmergency). No quiet wait, no drain: the plan marks
+	// the flow, waits for the replicators to stop it, commits the groups translated from what the
+	// target holds and records that as the cut.
 	Emergency bool
-	// Translate (emergency) translates the groups from what the target holds.
-	Translate func(ctx context.Context) ([]ExactOffset, error)
-	// Cut (emergency) is the cut per source partition: the snapshot's source end, the replicated
-	// position, the target end.
-	Cut func(ctx context.Context) ([]flowstate.PartitionCut, error)
 	// Reverse is the reverse flow T->S of the file (nil: the file has none). Planned mode
 	// stores its resume positions at T's ends on S; both modes record T's ends in the flow
 	// state (reverse_ends), from which failback stores them when S was down.
@@ -82,6 +78,8 @@ type Failover struct {
 	Groups   []string     // the groups to move, sorted
 	TPs      []cluster.TP // the flow's source partitions
 	Now      func() time.Time
+
+	emergency *Emergency // set by PrepareEmergency
 
 	mu         sync.Mutex
 	translated []ExactOffset
@@ -191,7 +189,7 @@ func (fo *Failover) Actions() map[string]plan.Action {
 		KindDrain:            drain{fo},
 		KindMarkFlow:         mark{fo},
 		KindWaitReplicators:  waitReplicators{fo},
-		KindCommitTranslated: commitTranslated{fo},
+		KindCommitTranslated: commitGroup{c: fo.Tgt, translate: fo.translate},
 		KindStoreReverse:     storeReverse{fo},
 		KindFence:            fence{fo},
 	}
@@ -419,8 +417,8 @@ func (a mark) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) 
 	if err != nil {
 		return nil, kerr.Wrap(kerr.CheckFailed, err)
 	}
-	if p.State == flowstate.FailedOver && fo.Opt.Emergency {
-		if next.Cut, err = fo.Opt.Cut(ctx); err != nil {
+	if p.State == flowstate.FailedOver && fo.emergency != nil {
+		if next.Cut, err = fo.emergency.cutNow(ctx); err != nil {
 			return nil, err
 		}
 		next.Note = "emergency: the source was unreachable; the cut is what the target held"
@@ -539,13 +537,9 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 	if fo.translated != nil {
 		return fo.translated, nil
 	}
-	if fo.Opt.Emergency {
-		tr, err := fo.Opt.Translate(ctx)
-		if err != nil {
-			return nil, err
-		}
-		fo.translated = tr
-		return tr, nil
+	if fo.emergency != nil {
+		fo.translated = fo.emergency.translateFromCheckpoints()
+		return fo.translated, nil
 	}
 	f := fo.F
 	ends, err := fo.ends(ctx)
@@ -598,51 +592,4 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 	sort.SliceStable(tr, func(i, j int) bool { return tr[i].Group < tr[j].Group })
 	fo.translated = tr
 	return tr, nil
-}
-
-type commitTranslated struct{ fo *Failover }
-
-func (a commitTranslated) want(ctx context.Context, s plan.Step) (string, map[cluster.TP]cluster.OffsetMeta, []ExactOffset, error) {
-	var p GroupParams
-	if err := json.Unmarshal(s.Params, &p); err != nil {
-		return "", nil, nil, fmt.Errorf("step %s: params: %w", s.ID, err)
-	}
-	tr, err := a.fo.translate(ctx)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	want := map[cluster.TP]cluster.OffsetMeta{}
-	var rows []ExactOffset
-	for _, e := range tr {
-		if e.Group == p.Group {
-			want[cluster.TP{Topic: e.RemoteTopic, Partition: e.Partition}] = cluster.OffsetMeta{Offset: e.TargetOffset, Metadata: e.Metadata}
-			rows = append(rows, e)
-		}
-	}
-	return p.Group, want, rows, nil
-}
-
-// Concurrency implements plan.Concurrent (one group per step).
-func (commitTranslated) Concurrency() int { return groupConcurrency }
-
-func (a commitTranslated) Check(ctx context.Context, s plan.Step) (bool, error) {
-	g, want, _, err := a.want(ctx, s)
-	if err != nil {
-		return false, err
-	}
-	return offsetsInEffect(ctx, a.fo.Tgt, g, want)
-}
-
-func (a commitTranslated) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
-	g, want, rows, err := a.want(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	if len(want) == 0 {
-		return map[string]int64{"partitions": 0}, nil
-	}
-	if err := a.fo.Tgt.AlterGroupOffsets(ctx, g, want); err != nil {
-		return nil, fmt.Errorf("committing offsets of group %s on %s: %w", g, a.fo.F.Target, err)
-	}
-	return commitNumbers(len(want), rows), nil
 }

@@ -1,11 +1,15 @@
-// Package switchover plans and applies the changes of kmm's disaster-recovery commands as plans
-// of pkg/plan: today the commits of translated group offsets on a flow's target
-// (translate-offsets --apply); failover and failback add their step kinds here (stop a flow,
-// record a flow's state, commit groups, ...). Each step kind has an Action that checks whether
-// the step is in effect on the cluster and applies it through pkg/cluster.
+// Package switchover is the domain of kmm's disaster-recovery commands: their preflights as
+// lists of gates (gate.go; PrepareFailover, PrepareEmergency, PrepareFailback), the plans they
+// apply through pkg/plan (failover: fence, quiet, drain, mark, commit, reverse progress;
+// failback: mark, stranded records, fence, drain, commit back, remove the fence, forward
+// progress; rehearse: shadow groups; translate-offsets --apply: commit-group-offsets), the exact
+// translation of group offsets at the cut (exact.go), and emergency's RPO and cut from what the
+// target holds (emergency.go). Each step kind has an Action that checks whether the step is in
+// effect on the cluster and applies it through pkg/cluster.
 //
-// It never prints, reads flags or opens clients: it gets cluster interfaces and returns plans,
-// numbers and errors.
+// It never prints, reads flags or opens clients: it gets cluster interfaces (and an Env for the
+// rest) and returns plans, gates, numbers and errors. pkg/cmd/failovercmd and failbackcmd parse
+// flags and render.
 package switchover
 
 import (
@@ -167,4 +171,57 @@ func (a CommitOffsets) Apply(ctx context.Context, s plan.Step) (map[string]int64
 		return nil, fmt.Errorf("committing offsets of group %s: %w", p.Group, err)
 	}
 	return map[string]int64{"partitions": int64(len(want))}, nil
+}
+
+// commitGroup is the Action of a step committing one group's translated offsets (GroupParams)
+// on cluster c: failover's commit-translated-offsets on the target and failback's
+// commit-offsets-back on the source. translate computes every group's rows once per run.
+type commitGroup struct {
+	c         cluster.Cluster
+	translate func(context.Context) ([]ExactOffset, error)
+}
+
+func (a commitGroup) want(ctx context.Context, s plan.Step) (string, map[cluster.TP]cluster.OffsetMeta, []ExactOffset, error) {
+	var p GroupParams
+	if err := json.Unmarshal(s.Params, &p); err != nil {
+		return "", nil, nil, fmt.Errorf("step %s: params: %w", s.ID, err)
+	}
+	tr, err := a.translate(ctx)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	want := map[cluster.TP]cluster.OffsetMeta{}
+	var rows []ExactOffset
+	for _, e := range tr {
+		if e.Group == p.Group {
+			want[cluster.TP{Topic: e.RemoteTopic, Partition: e.Partition}] = cluster.OffsetMeta{Offset: e.TargetOffset, Metadata: e.Metadata}
+			rows = append(rows, e)
+		}
+	}
+	return p.Group, want, rows, nil
+}
+
+// Concurrency implements plan.Concurrent (one group per step).
+func (commitGroup) Concurrency() int { return groupConcurrency }
+
+func (a commitGroup) Check(ctx context.Context, s plan.Step) (bool, error) {
+	g, want, _, err := a.want(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	return offsetsInEffect(ctx, a.c, g, want)
+}
+
+func (a commitGroup) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) {
+	g, want, rows, err := a.want(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(want) == 0 {
+		return map[string]int64{"partitions": 0}, nil
+	}
+	if err := a.c.AlterGroupOffsets(ctx, g, want); err != nil {
+		return nil, fmt.Errorf("committing offsets of group %s on %s: %w", g, a.c.Alias(), err)
+	}
+	return commitNumbers(len(want), rows), nil
 }

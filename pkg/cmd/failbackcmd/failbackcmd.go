@@ -5,22 +5,13 @@ package failbackcmd
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"os/user"
-	"slices"
-	"sort"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kmmproject/kmm/mm2conf"
-	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/cmd/drshared"
 	"github.com/kmmproject/kmm/pkg/drill"
 	"github.com/kmmproject/kmm/pkg/flow"
-	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/plan"
@@ -29,21 +20,20 @@ import (
 
 // Options are the flags and arguments of `kmm failback`.
 type Options struct {
-	File            mm2conf.LoadOptions
-	Flow            flow.Selector
-	Output          string
-	Groups          []string
-	GroupsRegex     string
-	Stranded        string
-	Fence           string
-	FencePrincipals []string
-	FenceCommand    string
-	QuietFor        time.Duration
-	Timeout         time.Duration
-	Force           bool
-	MaxRevLag       int64 // --max-reverse-lag (-1: no gate)
-	StartReverse    bool
-	ApplyOpts       cmdutil.ApplyOptions
+	drshared.Common
+	Stranded     string
+	MaxRevLag    int64 // --max-reverse-lag (-1: no gate)
+	StartReverse bool
+}
+
+// Validate checks the flags before anything is read (exit 2).
+func (o *Options) Validate() error {
+	switch o.Stranded {
+	case switchover.StrandedQuarantine, switchover.StrandedSkip, switchover.StrandedDeliver:
+	default:
+		return kerr.WithHint(kerr.New(kerr.Usage, "--stranded %q: unknown", o.Stranded), "use --stranded quarantine, skip or deliver")
+	}
+	return o.CheckFence("")
 }
 
 // Command returns `kmm failback`.
@@ -70,42 +60,36 @@ copied back), and the flow is marked REPLICATING with a new epoch. Stop kmm repl
 before starting S->T again.
 The plan is printed first; --dry-run stops there; a terminal asks, otherwise --yes is required.
 An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).`,
-		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")),
-			append(cmdutil.FlowFlags(false),
-				&cli.StringSliceFlag{Name: "group", Usage: "move these groups back (default: the flow's groups filter)"},
-				&cli.StringFlag{Name: "groups", Usage: "move back the groups matching this Java regex"},
+		Flags: append(append(append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), cmdutil.FlowFlags(false)...),
+			append([]cli.Flag{
 				&cli.StringFlag{Name: "stranded", Value: switchover.StrandedQuarantine, Usage: "records written on the source that never reached the target: quarantine (copy to kmm.stranded.<topic>, groups move past them), skip (groups move past them), deliver (groups read them)"},
-				&cli.StringFlag{Name: "fence", Value: "none", Usage: "how writers on the target are stopped: none (you stop them; see --quiet-for), acl (DENY WRITE ACLs for --fence-principal on the target's topics the reverse flow copies, removed before the flow replicates again) or hook (--fence-command)"},
-				&cli.StringSliceFlag{Name: "fence-principal", Usage: "--fence acl: deny this `PRINCIPAL` writes to the target's topics during the failback (repeatable; User:* denies every principal that is not a super user)"},
-				&cli.StringFlag{Name: "fence-command", Usage: "--fence hook: a shell `COMMAND` that stops the writers on the target; a non-zero exit stops the failback with exit 3"},
-				&cli.DurationFlag{Name: "quiet-for", Value: 10 * time.Second, Usage: "with --fence none: wait until no end offset the reverse flow copies has moved for this long (0: do not wait)"},
-				&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "bound of each wait (quiet target, reverse drain)"},
 				&cli.Int64Flag{Name: "max-reverse-lag", Value: -1, Usage: "refuse (exit 3, nothing changed) when the reverse flow has more records than this left to copy"},
 				&cli.BoolFlag{Name: "start-reverse", Usage: "run the reverse flow T->S in this process (kmm replicate's engine) for the catch-up: started at the drain, stopped once it has copied everything (its progress stored)"},
-				&cli.BoolFlag{Name: "force", Usage: "also move groups that have members on the source or the target"},
-				&cli.StringFlag{Name: "plan", Usage: "a drill plan (TOML: flow, groups, timeout, fence); flags given win"},
-				&cli.BoolFlag{Name: "dry-run", Usage: "print the plan, change nothing"},
-				&cli.BoolFlag{Name: "yes", Usage: "do not ask for confirmation (required when stdin is not a terminal)"},
-			)...),
+			}, drshared.Flags(drshared.FlagText{
+				Group:          "move these groups back (default: the flow's groups filter)",
+				Groups:         "move back the groups matching this Java regex",
+				Fence:          "how writers on the target are stopped: none (you stop them; see --quiet-for), acl (DENY WRITE ACLs for --fence-principal on the target's topics the reverse flow copies, removed before the flow replicates again) or hook (--fence-command)",
+				FencePrincipal: "--fence acl: deny this `PRINCIPAL` writes to the target's topics during the failback (repeatable; User:* denies every principal that is not a super user)",
+				FenceCommand:   "--fence hook: a shell `COMMAND` that stops the writers on the target; a non-zero exit stops the failback with exit 3",
+				QuietFor:       "with --fence none: wait until no end offset the reverse flow copies has moved for this long (0: do not wait)",
+				Timeout:        "bound of each wait (quiet target, reverse drain)",
+				Force:          "also move groups that have members on the source or the target",
+				Plan:           "a drill plan (TOML: flow, groups, timeout, fence); flags given win",
+			})...)...), drshared.ApplyFlags()...),
 		Action: func(c *cli.Context) error {
-			out, err := cmdutil.Output(c, "table", "json")
+			common, err := drshared.FromContext(c)
 			if err != nil {
 				return err
 			}
-			file, err := cmdutil.LoadOptions(c)
-			if err != nil {
-				return err
-			}
-			o := &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Groups: c.StringSlice("group"), GroupsRegex: c.String("groups"),
-				Stranded: c.String("stranded"), Fence: c.String("fence"), FencePrincipals: c.StringSlice("fence-principal"), FenceCommand: c.String("fence-command"), QuietFor: c.Duration("quiet-for"),
-				Timeout: c.Duration("timeout"), Force: c.Bool("force"), MaxRevLag: c.Int64("max-reverse-lag"), StartReverse: c.Bool("start-reverse"),
-				ApplyOpts: cmdutil.ApplyOptions{DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), JSON: out == "json", Verb: "changed"}}
+			o := &Options{Common: common, Stranded: c.String("stranded"), MaxRevLag: c.Int64("max-reverse-lag"), StartReverse: c.Bool("start-reverse")}
 			if path := c.String("plan"); path != "" {
 				d, err := drill.Load(path)
 				if err != nil {
 					return err
 				}
-				applyDrill(d, o, c.IsSet)
+				// Failback reads the flow, groups, timeout and fence of the drill (not its mode or
+				// gates, which are failover's).
+				o.ApplyDrill(d, c.IsSet)
 			}
 			return Run(c.Context, o, f)
 		},
@@ -117,39 +101,11 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 	)
 }
 
-// applyDrill fills o from a drill file; flags given on the command line win. Failback reads the
-// flow, groups, timeout and fence of the drill (not its mode or gates, which are failover's).
-func applyDrill(d *drill.Drill, o *Options, set func(string) bool) {
-	if d.Flow != "" && !set("flow") {
-		o.Flow.Flow = d.Flow
-	}
-	if len(d.Groups) > 0 && !set("group") {
-		o.Groups = d.Groups
-	}
-	if d.GroupsRegex != "" && !set("groups") {
-		o.GroupsRegex = d.GroupsRegex
-	}
-	if d.Timeout.Set && !set("timeout") {
-		o.Timeout = d.Timeout.Duration
-	}
-	if d.Fence.Method != "" && !set("fence") {
-		o.Fence = d.Fence.Method
-	}
-	if len(d.Fence.Principals) > 0 && !set("fence-principal") {
-		o.FencePrincipals = d.Fence.Principals
-	}
-	if d.Fence.Command != "" && !set("fence-command") {
-		o.FenceCommand = d.Fence.Command
-	}
-	if d.Fence.QuietFor.Set && !set("quiet-for") {
-		o.QuietFor = d.Fence.QuietFor.Duration
-	}
-}
-
 type envelope struct {
 	output.Envelope
 	Plan     *plan.Plan                 `json:"plan"`
 	Report   *plan.Run                  `json:"report,omitempty"`
+	Gates    switchover.Gates           `json:"gates"`
 	Stranded []switchover.StrandedRange `json:"stranded"`
 	// StrandedRecords is the total of Stranded.
 	StrandedRecords int64  `json:"stranded_records"`
@@ -161,57 +117,11 @@ type envelope struct {
 	RTOMillis           int64                      `json:"rto_ms,omitempty"`
 }
 
-func userAtHost() string {
-	host, _ := os.Hostname()
-	name := "unknown"
-	if u, err := user.Current(); err == nil {
-		name = u.Username
-	}
-	return name + "@" + host
-}
-
-func checkFlags(o *Options) error {
-	switch o.Stranded {
-	case switchover.StrandedQuarantine, switchover.StrandedSkip, switchover.StrandedDeliver:
-	default:
-		return kerr.WithHint(kerr.New(kerr.Usage, "--stranded %q: unknown", o.Stranded), "use --stranded quarantine, skip or deliver")
-	}
-	if o.Fence != switchover.FenceACL && len(o.FencePrincipals) > 0 {
-		return kerr.New(kerr.Usage, "--fence-principal needs --fence acl")
-	}
-	switch o.Fence {
-	case "", switchover.FenceNone:
-		if o.FenceCommand != "" {
-			return kerr.New(kerr.Usage, "--fence-command needs --fence hook")
-		}
-	case switchover.FenceHook:
-		if strings.TrimSpace(o.FenceCommand) == "" {
-			return kerr.New(kerr.Usage, "--fence hook needs --fence-command")
-		}
-	case switchover.FenceACL:
-		if o.FenceCommand != "" {
-			return kerr.New(kerr.Usage, "--fence-command needs --fence hook")
-		}
-		if len(o.FencePrincipals) == 0 {
-			return kerr.WithHint(kerr.New(kerr.Usage, "--fence acl needs at least one --fence-principal"),
-				"name the producers' principals on the target (--fence-principal User:orders-app), or --fence-principal 'User:*' for every principal that is not a super user")
-		}
-		for _, p := range o.FencePrincipals {
-			if err := switchover.CheckPrincipal(p); err != nil {
-				return kerr.Wrap(kerr.Usage, fmt.Errorf("--fence-principal: %w", err))
-			}
-		}
-	default:
-		return kerr.WithHint(kerr.New(kerr.Usage, "--fence %q: unknown", o.Fence), "use --fence none, acl or hook")
-	}
-	return nil
-}
-
 // Run runs `kmm failback`.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
-	start := time.Now()
+	start := fac.Clock()
 	ios := fac.IO
-	if err := checkFlags(o); err != nil {
+	if err := cmdutil.Validate(o); err != nil {
 		return err
 	}
 	if err := cmdutil.CheckConfirmable(o.ApplyOpts, ios, "failback changes the flow's state, the groups' offsets on the source and both flows' resume positions"); err != nil {
@@ -229,40 +139,34 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if err != nil {
 		return err
 	}
-	var rev *flow.Flow
-	for _, r := range flows {
-		if r.Source == f.Target && r.Target == f.Source {
-			rev = r
-		}
-	}
+	rev := flow.Reverse(flows, f)
 	if rev == nil {
 		return kerr.New(kerr.Usage, "the file has no flow %s->%s (clusters = %s, %s): failback copies the target's new records back through it", f.Target, f.Source, f.Source, f.Target)
 	}
-	open := func(side flow.Side, alias, boot string) (cluster.Cluster, error) {
-		c, err := fac.Clusters.Open(f, side)
+	req := switchover.FailbackRequest{F: f, Rev: rev, Groups: o.Groups, GroupMatch: groupMatch, GroupsRegex: o.GroupsRegex, Stranded: o.Stranded,
+		Fence: o.FenceOptions(nil), QuietFor: o.QuietFor, Timeout: o.Timeout, Force: o.Force, MaxRevLag: o.MaxRevLag, By: drshared.UserAtHost()}
+	if o.StartReverse {
+		if fac.Replicate == nil {
+			return kerr.New(kerr.Usage, "--start-reverse: this build cannot run flows in process")
+		}
+		r, err := switchover.ReverseToStart(rev)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if _, err := c.Ping(pctx, 10*time.Second); err != nil {
-			c.Close()
-			return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", alias, boot, err)),
-				"failback needs both clusters; check bootstrap.servers and security settings (kmm config explain)")
-		}
-		return c, nil
+		req.StartReverse = func(ctx context.Context) error { return fac.Replicate(ctx, []*flow.Flow{r}) }
 	}
-	tgt, err := open(flow.Target, f.Target, f.TargetBootstrap)
+	const need = "failback needs both clusters"
+	tgt, err := drshared.Open(ctx, fac, f, flow.Target, need)
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
-	src, err := open(flow.Source, f.Source, f.SourceBootstrap)
+	src, err := drshared.Open(ctx, fac, f, flow.Source, need)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	fb, err := preflight(ctx, fac, ios.ErrOut, o, f, rev, src, tgt, groupMatch)
+	fb, gates, err := switchover.PrepareFailback(ctx, drshared.Env(fac), req, src, tgt)
 	if err != nil {
 		return err
 	}
@@ -273,12 +177,12 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if err != nil {
 		return err
 	}
-	journal := &plan.TopicJournal{C: tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Clock}
+	journal := drshared.Journal(tgt, f, fac)
 	defer journal.Close()
 	ex := &plan.Executor{Journal: journal, Actions: fb.Actions()}
 	applied, err := cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
 	env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failback", GeneratedAt: fac.Clock().UTC(), Items: fb.Translated()},
-		Plan: p, Stranded: fb.Stranded, StrandedMode: o.Stranded}
+		Plan: p, Gates: gates, Stranded: fb.Stranded, StrandedMode: o.Stranded}
 	if env.Stranded == nil {
 		env.Stranded = []switchover.StrandedRange{}
 	}
@@ -294,11 +198,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	}
 	if applied != nil && applied.Report != nil {
 		env.Report = applied.Report
-		for _, s := range applied.Report.Steps {
-			if s.Kind == switchover.KindCommitBack && s.Finished != nil {
-				env.RTOMillis = max(env.RTOMillis, s.Finished.Sub(start).Milliseconds())
-			}
-		}
+		env.RTOMillis = drshared.RTO(applied.Report, switchover.KindCommitBack, start)
 	}
 	if o.Output == "json" {
 		if werr := output.WriteJSON(ios.Out, env); werr != nil && err == nil {
@@ -308,7 +208,8 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	}
 	if tr := fb.Translated(); len(tr) > 0 {
 		fmt.Fprintln(ios.Out)
-		if rerr := render(ios.Out, f, tr); rerr != nil && err == nil {
+		cols := drshared.Columns{Topic: "TOPIC ON " + f.Target, Offset: "OFFSET ON " + f.Target, RemoteTopic: "TOPIC ON " + f.Source, RemoteOffset: "OFFSET ON " + f.Source}
+		if rerr := drshared.RenderTranslations(ios.Out, tr, cols); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
@@ -331,179 +232,4 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		}
 	}
 	return err
-}
-
-func render(w io.Writer, f *flow.Flow, tr []switchover.ExactOffset) error {
-	var rows [][]string
-	for _, e := range tr {
-		rr := fmt.Sprint(e.Rereads)
-		if e.Rereads < 0 {
-			rr = "?"
-		}
-		how := "exact"
-		if !e.Exact {
-			how = "bound"
-		}
-		rows = append(rows, []string{e.Group, e.Topic, fmt.Sprint(e.Partition), fmt.Sprint(e.SourceOffset), e.RemoteTopic, fmt.Sprint(e.TargetOffset), how, rr, "0", e.Why})
-	}
-	return output.Table(w, []string{"GROUP", "TOPIC ON " + f.Target, "PARTITION", "OFFSET ON " + f.Target, "TOPIC ON " + f.Source, "OFFSET ON " + f.Source, "TRANSLATION", "RE-READS", "SKIPS", "WHY"}, rows)
-}
-
-// preflight reads both clusters and refuses (exit 3, nothing written) what would make the
-// failback wrong.
-func preflight(ctx context.Context, fac *cmdutil.Factory, errOut io.Writer, o *Options, f, rev *flow.Flow, src, tgt cluster.Cluster, groupMatch func(string) bool) (*switchover.Failback, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	st, err := switchover.ReadFlowState(ctx, f, tgt, src)
-	if err != nil {
-		return nil, err
-	}
-	if st.State != flowstate.FailedOver && st.State != flowstate.FailingBack {
-		return nil, kerr.WithHint(kerr.New(kerr.CheckFailed, "flow %s is %s (epoch %d), not FAILED_OVER: nothing to fail back; nothing was changed", f.Name(), st.State, st.Epoch),
-			fmt.Sprintf("kmm failover --flow '%s' makes %s the primary; failback returns from it", f.Name(), f.Target))
-	}
-	if st.State == flowstate.FailingBack { // a resumed failback: the cut is kept in the record
-		fmt.Fprintf(errOut, "kmm: flow %s is FAILING_BACK (epoch %d): continuing that failback\n", f.Name(), st.Epoch)
-	}
-	tts, err := tgt.ListTopics(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// Partitions the reverse flow copies (heartbeats are never quiet, and not the application's).
-	all, err := switchover.ReverseTPs(ctx, rev, tgt)
-	if err != nil {
-		return nil, err
-	}
-	var revTPs []cluster.TP
-	for _, tp := range all {
-		if !rev.Policy.IsHeartbeatsTopic(tp.Topic) {
-			revTPs = append(revTPs, tp)
-		}
-	}
-	// Groups: committed offsets on T for the flow's remote topics or topics the reverse flow copies.
-	mapped := map[string]bool{}
-	for _, c := range st.Cut {
-		mapped[f.RemoteTopic(c.Topic)] = true
-	}
-	for _, tp := range revTPs {
-		mapped[tp.Topic] = true
-	}
-	list, err := tgt.ListGroups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var groups []string
-	for _, g := range list {
-		switch {
-		case len(o.Groups) > 0 && !slices.Contains(o.Groups, g.ID):
-			continue
-		case len(o.Groups) == 0 && groupMatch != nil && !groupMatch(g.ID):
-			continue
-		case len(o.Groups) == 0 && groupMatch == nil && !f.GroupFilter(g.ID):
-			continue
-		}
-		offs, err := tgt.ListGroupOffsets(ctx, g.ID)
-		if err != nil {
-			return nil, err
-		}
-		for tp := range offs {
-			if mapped[tp.Topic] && tts[tp.Topic].Partitions > 0 {
-				groups = append(groups, g.ID)
-				break
-			}
-		}
-	}
-	sort.Strings(groups)
-	for _, g := range o.Groups {
-		if !slices.Contains(groups, g) {
-			return nil, kerr.New(kerr.Usage, "group %s has no committed offset on %s for the topics of %s or %s", g, f.Target, f.Name(), rev.Name())
-		}
-	}
-	if o.GroupsRegex != "" && len(groups) == 0 {
-		return nil, kerr.New(kerr.Usage, "--groups %q matches no group with committed offsets on %s", o.GroupsRegex, f.Target)
-	}
-	var problems []string
-	if len(groups) > 0 && !o.Force {
-		for _, side := range []struct {
-			c     cluster.Cluster
-			alias string
-		}{{src, f.Source}, {tgt, f.Target}} {
-			ds, err := side.c.DescribeGroups(ctx, groups...)
-			if err != nil {
-				return nil, err
-			}
-			for _, d := range ds {
-				if d.Members > 0 {
-					problems = append(problems, fmt.Sprintf("group %s has %d member(s) on %s: stop its consumers first (or --force)", d.ID, d.Members, side.alias))
-				}
-			}
-		}
-	}
-	if !o.Force {
-		// No Apache MM2 on either direction: A->B's would write A's records into B again, B->A's
-		// would race the reverse drain and the positions failback stores.
-		for _, fl := range []*flow.Flow{f, rev} {
-			if pr := cmdutil.MM2Running(ctx, fac, fl, errOut); pr != "" {
-				problems = append(problems, pr)
-			}
-		}
-		// At most one kmm replicator of the reverse flow.
-		recs, err := plan.ReadState(ctx, src)
-		if err != nil {
-			return nil, err
-		}
-		alive := 0
-		for _, l := range flowstate.Leases(recs, rev.Source, rev.Target) {
-			if l.Alive(time.Now()) {
-				alive++
-			}
-		}
-		if alive > 1 {
-			problems = append(problems, fmt.Sprintf("%d kmm replicate processes run %s: keep one (or --force)", alive, rev.Name()))
-		}
-		if o.StartReverse && alive > 0 {
-			problems = append(problems, fmt.Sprintf("--start-reverse, but a kmm replicate process already runs %s: stop it, or drop --start-reverse (or --force)", rev.Name()))
-		}
-	}
-	if len(problems) > 0 {
-		return nil, kerr.New(kerr.CheckFailed, "preflight failed, nothing was changed:\n  %s", strings.Join(problems, "\n  "))
-	}
-	stranded, err := switchover.FindStranded(ctx, f, rev, src, tgt, st.Cut)
-	if err != nil {
-		return nil, err
-	}
-	lagFB := &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, RevTPs: revTPs, Opt: switchover.FailbackOptions{Timeout: o.Timeout}}
-	lag, err := lagFB.ReverseLag(ctx)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(errOut, "kmm: reverse flow %s: %d record(s) of %d partition(s) on %s not on %s yet\n", rev.Name(), lag, len(revTPs), f.Target, f.Source)
-	if o.MaxRevLag >= 0 && lag > o.MaxRevLag {
-		return nil, kerr.WithHint(kerr.New(kerr.CheckFailed, "reverse flow %s has %d record(s) left to copy, more than --max-reverse-lag %d; nothing was changed", rev.Name(), lag, o.MaxRevLag),
-			fmt.Sprintf("let kmm replicate FILE --flow '%s' catch up, then run failback again", rev.Name()))
-	}
-	remoteWrites, err := switchover.FindRemoteWrites(ctx, f, rev, tgt, st.Cut)
-	if err != nil {
-		return nil, err
-	}
-	var startRev func(context.Context) error
-	if o.StartReverse {
-		if fac.Replicate == nil {
-			return nil, kerr.New(kerr.Usage, "--start-reverse: this build cannot run flows in process")
-		}
-		// The file may leave T->S disabled (it drives kmm replicate; MM2 then runs it for
-		// heartbeats only): enabled here, with the offset syncs failback translates over.
-		r := *rev
-		r.Enabled, r.EmitOffsetSyncs = true, true
-		if r.TopicFilter == nil {
-			return nil, kerr.New(kerr.Usage, "--start-reverse: flow %s has no topics filter in the file (set %s.topics)", rev.Name(), rev.Name())
-		}
-		if err := r.Validate(); err != nil {
-			return nil, kerr.Wrap(kerr.Usage, err)
-		}
-		startRev = func(ctx context.Context) error { return fac.Replicate(ctx, []*flow.Flow{&r}) }
-	}
-	return &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, State: st, Groups: groups, RevTPs: revTPs, Stranded: stranded, RemoteWrites: remoteWrites,
-		Opt: switchover.FailbackOptions{StartReverse: startRev, Stranded: o.Stranded, QuietFor: o.QuietFor, Timeout: o.Timeout, By: userAtHost(), Force: o.Force,
-			Fence: switchover.FenceOptions{Method: o.Fence, Principals: o.FencePrincipals, Command: o.FenceCommand}, Drift: cmdutil.Drift(ctx, fac, f)}}, nil
 }

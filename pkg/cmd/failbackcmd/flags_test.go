@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmmproject/kmm/pkg/cmd/drshared"
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
@@ -14,17 +15,17 @@ func TestCheckFlagsFence(t *testing.T) {
 		o    Options
 		want string // "" = accepted
 	}{
-		{Options{Stranded: "quarantine", Fence: "acl", FencePrincipals: []string{"User:alice"}}, ""},
-		{Options{Stranded: "skip", Fence: "acl", FencePrincipals: []string{"User:*", "User:bob"}}, ""},
-		{Options{Stranded: "deliver", Fence: "none"}, ""},
-		{Options{Stranded: "quarantine", Fence: "acl"}, "needs at least one --fence-principal"},
-		{Options{Stranded: "quarantine", Fence: "acl", FencePrincipals: []string{"alice"}}, "is not TYPE:NAME"},
-		{Options{Stranded: "quarantine", Fence: "none", FencePrincipals: []string{"User:alice"}}, "--fence-principal needs --fence acl"},
-		{Options{Stranded: "quarantine", Fence: "acl", FencePrincipals: []string{"User:alice"}, FenceCommand: "true"}, "--fence-command needs --fence hook"},
-		{Options{Stranded: "quarantine", Fence: "hook"}, "needs --fence-command"},
-		{Options{Stranded: "later", Fence: "none"}, `--stranded "later": unknown`},
+		{Options{Stranded: "quarantine", Common: drshared.Common{Fence: "acl", FencePrincipals: []string{"User:alice"}}}, ""},
+		{Options{Stranded: "skip", Common: drshared.Common{Fence: "acl", FencePrincipals: []string{"User:*", "User:bob"}}}, ""},
+		{Options{Stranded: "deliver", Common: drshared.Common{Fence: "none"}}, ""},
+		{Options{Stranded: "quarantine", Common: drshared.Common{Fence: "acl"}}, "needs at least one --fence-principal"},
+		{Options{Stranded: "quarantine", Common: drshared.Common{Fence: "acl", FencePrincipals: []string{"alice"}}}, "is not TYPE:NAME"},
+		{Options{Stranded: "quarantine", Common: drshared.Common{Fence: "none", FencePrincipals: []string{"User:alice"}}}, "--fence-principal needs --fence acl"},
+		{Options{Stranded: "quarantine", Common: drshared.Common{Fence: "acl", FencePrincipals: []string{"User:alice"}, FenceCommand: "true"}}, "--fence-command needs --fence hook"},
+		{Options{Stranded: "quarantine", Common: drshared.Common{Fence: "hook"}}, "needs --fence-command"},
+		{Options{Stranded: "later", Common: drshared.Common{Fence: "none"}}, `--stranded "later": unknown`},
 	} {
-		err := checkFlags(&c.o)
+		err := c.o.Validate()
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%+v: %v", c.o, err)

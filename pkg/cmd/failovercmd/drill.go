@@ -13,34 +13,12 @@ import (
 // unknown key is a usage error (exit 2) naming file:line; see pkg/drill.
 func LoadDrill(path string) (*drill.Drill, error) { return drill.Load(path) }
 
-// applyDrill fills o from the drill; flags given on the command line win.
+// applyDrill fills o from the drill: the shared fields (drshared.Common.ApplyDrill) and
+// failover's own (mode, gates, report, hooks); flags given on the command line win.
 func applyDrill(d *drill.Drill, o *Options, set func(string) bool) {
-	if d.Flow != "" && !set("flow") {
-		o.Flow.Flow = d.Flow
-	}
+	o.ApplyDrill(d, set)
 	if d.Mode != "" && !set("mode") {
 		o.Mode = d.Mode
-	}
-	if len(d.Groups) > 0 && !set("group") {
-		o.Groups = d.Groups
-	}
-	if d.GroupsRegex != "" && !set("groups") {
-		o.GroupsRegex = d.GroupsRegex
-	}
-	if d.Timeout.Set && !set("timeout") {
-		o.Timeout = d.Timeout.Duration
-	}
-	if d.Fence.Method != "" && !set("fence") {
-		o.Fence = d.Fence.Method
-	}
-	if len(d.Fence.Principals) > 0 && !set("fence-principal") {
-		o.FencePrincipals = d.Fence.Principals
-	}
-	if d.Fence.Command != "" && !set("fence-command") {
-		o.FenceCommand = d.Fence.Command
-	}
-	if d.Fence.QuietFor.Set && !set("quiet-for") {
-		o.QuietFor = d.Fence.QuietFor.Duration
 	}
 	if d.Gates.MaxRPORecords != nil && !set("max-rpo-records") {
 		o.MaxRPO = *d.Gates.MaxRPORecords

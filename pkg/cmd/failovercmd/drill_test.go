@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cmd/drshared"
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
@@ -16,7 +17,7 @@ func TestDrillExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &Options{Mode: "planned", Fence: "none", MaxRPO: -1}
+	o := &Options{Mode: "planned", Common: drshared.Common{Fence: "none"}, MaxRPO: -1}
 	applyDrill(d, o, func(string) bool { return false })
 	if o.Flow.Flow != "A->B" || len(o.Groups) != 2 || o.QuietFor != 10*time.Second || o.Timeout != 5*time.Minute || o.MaxRPO != 1000 ||
 		o.MaxCkAge != 15*time.Minute || o.Report != "failover-report.md" || o.PreHook == "" || o.PostHook == "" {

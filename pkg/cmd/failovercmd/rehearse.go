@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/cmd/drshared"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/plan"
@@ -36,6 +37,7 @@ type rehearseEnvelope struct {
 	output.Envelope
 	Mode       string                         `json:"mode"`
 	Plan       *plan.Plan                     `json:"plan"`
+	Gates      switchover.Gates               `json:"gates"`
 	Report     *plan.Run                      `json:"report,omitempty"`
 	Partitions []switchover.RehearsePartition `json:"partitions"`
 	Checks     []switchover.ShadowCheck       `json:"shadow_checks"`
@@ -45,10 +47,10 @@ type rehearseEnvelope struct {
 // runRehearse is --mode rehearse: everything planned mode computes, committed to shadow groups
 // on the target and proved by reading the records at the shadow positions, then deleted. No
 // fence, no flow state, no commit to a real group.
-func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *switchover.Failover, start time.Time) error {
+func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *switchover.Failover, gates switchover.Gates, start time.Time) error {
 	ios := fac.IO
 	f := fo.F
-	journal := &plan.TopicJournal{C: fo.Tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Clock}
+	journal := drshared.Journal(fo.Tgt, f, fac)
 	defer journal.Close()
 	r := &switchover.Rehearsal{Fo: fo}
 	if prev, err := journal.Load(ctx, plan.RunKey(switchover.RehearseCommand, f.Name())); err != nil {
@@ -77,7 +79,7 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 	}
 	tr := r.Translated()
 	env := rehearseEnvelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(), Items: tr},
-		Mode: "rehearse", Plan: p, Partitions: r.Partitions(), Checks: r.Checks()}
+		Mode: "rehearse", Plan: p, Gates: gates, Partitions: r.Partitions(), Checks: r.Checks()}
 	pr := &env.Predicted
 	pr.TranslateMillis = r.TranslateMillis()
 	for _, pt := range env.Partitions {
@@ -112,13 +114,14 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 			}
 		}
 	}
-	ev := newEvidence(o, fo.F, start, p, applied, err)
+	ev := drshared.NewEvidence("failover", o.Mode, f, start, fac.Clock(), drshared.UserAtHost(), p, o.ApplyOpts, applied, err)
+	ev.Gates = gates
 	ev.RTONote = fmt.Sprintf("predicted parts: translate %d ms and commits %d ms (measured by this rehearsal); a planned failover adds the fence, the drain of %d record(s) and the replicator's stop",
 		pr.TranslateMillis, pr.CommitMillis, pr.NotReplicated)
 	ev.Translations, ev.Checks, ev.RPOTotal = tr, env.Checks, pr.NotReplicated
 	ev.RPONote = "predicted: records not known to be on " + fo.F.Target + "; a planned failover drains them first (RPO 0), an emergency failover now would lose at most these"
 	for _, pt := range env.Partitions {
-		ev.RPO = append(ev.RPO, RPOLine{Topic: pt.Topic, Partition: pt.Partition, SourceEnd: pt.SourceEnd, Replicated: pt.Replicated, How: pt.ReplicatedSource, Records: pt.NotReplicated})
+		ev.RPO = append(ev.RPO, drshared.RPOLine{Topic: pt.Topic, Partition: pt.Partition, SourceEnd: pt.SourceEnd, Replicated: pt.Replicated, How: pt.ReplicatedSource, Records: pt.NotReplicated})
 	}
 	ev.Notes = append(ev.Notes, fmt.Sprintf("rehearsal: shadow groups %s<group> only; no fence, no flow state change, no commit to a real group", switchover.ShadowPrefix))
 	if o.Output == "json" {
@@ -128,7 +131,7 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 	} else {
 		fmt.Fprintln(ios.Out)
 		if len(tr) > 0 {
-			if rerr := renderTranslations(ios.Out, tr); rerr != nil && err == nil {
+			if rerr := drshared.RenderTranslations(ios.Out, tr, columns); rerr != nil && err == nil {
 				err = rerr
 			}
 			fmt.Fprintln(ios.Out)
@@ -159,5 +162,5 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 	if err != nil {
 		ev.Err = err.Error()
 	}
-	return writeReport(o, ios.ErrOut, ev, err)
+	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
 }

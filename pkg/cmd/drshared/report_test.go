@@ -1,4 +1,4 @@
-package failovercmd
+package drshared
 
 import (
 	"bytes"
@@ -33,13 +33,15 @@ func evidenceFixture() *Evidence {
 		Confirmation: "--yes", Plan: p, Run: run, RTOMillis: 1650, RTONote: "start to the last group commit: consumers may resume on B",
 		RPO:     []RPOLine{{Topic: "orders", Partition: 0, SourceEnd: 100, Replicated: 100, How: "drained (exact)"}, {Topic: "orders", Partition: 1, SourceEnd: 80, Replicated: 80, How: "drained (exact)"}},
 		RPONote: "drained: every source record is on B",
-		CkAges:  []CheckpointAge{{Group: "billing", Newest: t0.Add(-time.Minute), AgeMs: 60000, Behind: true, Stale: false}},
+		CkAges:  []switchover.CheckpointAge{{Group: "billing", Newest: t0.Add(-time.Minute), AgeMs: 60000, Behind: true, Stale: false}},
 		Translations: []switchover.ExactOffset{
 			{Group: "billing", Topic: "orders", Partition: 0, RemoteTopic: "A.orders", SourceOffset: 90, TargetOffset: 90, Exact: true, Why: "record at 90 on the target equals the record at 90 on the source"},
 			{Group: "billing", Topic: "orders", Partition: 1, RemoteTopic: "A.orders", SourceOffset: 70, TargetOffset: 71, Rereads: 3, Why: "duplicates on the target: re-reads ≤ 3, no skip"},
 		},
 		Checks: []switchover.ShadowCheck{{Group: "billing", ShadowGroup: "kmm-rehearse.billing", Topic: "orders", Partition: 0, RemoteTopic: "A.orders", SourceOffset: 90, ShadowOffset: 90, Result: "equal", Detail: "record 90 on A equals record 90 on B"}},
 		Notes:  []string{"a note\nover two lines"},
+		Gates: switchover.Gates{{Name: "flow-state", Verdict: switchover.Pass}, {Name: "groups-inactive", Verdict: switchover.Overridden, Override: "--force",
+			Problems: []string{"group billing has 1 member(s) on B: stop its consumers first"}}},
 	}
 }
 
@@ -64,7 +66,8 @@ func TestEvidenceGolden(t *testing.T) {
 		t.Errorf("report differs from %s (go test -run TestEvidenceGolden -update):\n%s", golden, got)
 	}
 	for _, s := range []string{"| RTO | 1650 ms", "| 2 | commit-offsets/billing | applied | 2026-12-02T03:00:01.600Z | 2026-12-02T03:00:01.650Z | 50 ms |",
-		"| billing | orders | 1 | A.orders | 70 | 71 | bound | 3 | 0 |", `the group resumes on B \| where it stopped`, "digest `" + evidenceFixture().Plan.Digest() + "`"} {
+		"| billing | orders | 1 | A.orders | 70 | 71 | bound | 3 | 0 |", `the group resumes on B \| where it stopped`, "digest `" + evidenceFixture().Plan.Digest() + "`",
+		"| groups-inactive | overridden | group billing has 1 member(s) on B: stop its consumers first | --force |"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report lacks %q", s)
 		}

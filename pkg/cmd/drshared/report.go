@@ -1,4 +1,4 @@
-package failovercmd
+package drshared
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/buildinfo"
+	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
+	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/switchover"
@@ -19,6 +22,8 @@ import (
 // the re-reads and skips per group and partition. It holds no setting of the MM2 file (no
 // bootstrap servers, no credentials) and no hook command line.
 type Evidence struct {
+	// Command is the command that ran ("failover", "failback"; "" is failover).
+	Command                    string
 	Mode, Flow, Source, Target string
 	By                         string // user@host
 	KMM                        string // kmm version
@@ -35,8 +40,10 @@ type Evidence struct {
 	RPONote      string
 	Translations []switchover.ExactOffset
 	Checks       []switchover.ShadowCheck
-	CkAges       []CheckpointAge
-	Notes        []string
+	CkAges       []switchover.CheckpointAge
+	// Gates: the preflight's gates and their verdicts.
+	Gates switchover.Gates
+	Notes []string
 }
 
 // RPOLine is one source partition's loss (or, in a rehearsal, predicted loss).
@@ -90,7 +97,11 @@ func toAny(s []string) []any {
 // RenderEvidence writes e as Markdown.
 func RenderEvidence(w io.Writer, e *Evidence) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# kmm failover report: %s (%s)\n\n", e.Flow, e.Mode)
+	cmd := e.Command
+	if cmd == "" {
+		cmd = "failover"
+	}
+	fmt.Fprintf(&b, "# kmm %s report: %s (%s)\n\n", cmd, e.Flow, e.Mode)
 	header(&b, "", "")
 	row(&b, "Flow", fmt.Sprintf("%s (source %s, target %s)", e.Flow, e.Source, e.Target))
 	row(&b, "Mode", e.Mode)
@@ -125,6 +136,13 @@ func RenderEvidence(w io.Writer, e *Evidence) error {
 	}
 	row(&b, "RPO", fmt.Sprintf("%d record(s) (%s)", e.RPOTotal, e.RPONote))
 
+	if len(e.Gates) > 0 {
+		fmt.Fprintf(&b, "\n## Preflight gates\n\n")
+		header(&b, "Gate", "Verdict", "Problems", "Override")
+		for _, g := range e.Gates {
+			row(&b, g.Name, g.Verdict, strings.Join(g.Problems, "; "), g.Override)
+		}
+	}
 	if p := e.Plan; p != nil {
 		fmt.Fprintf(&b, "\n## The plan that was confirmed\n\n")
 		fmt.Fprintf(&b, "Command `%s`, flow %s, created %s, digest `%s`, journal `%s` on %s.\n\n", p.Command, p.Flow, ts(&p.Created), p.Digest(), plan.StateTopic, p.Journal)
@@ -224,6 +242,58 @@ func WriteEvidence(path string, e *Evidence) error {
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("--report %s: %w", path, err)
+	}
+	return nil
+}
+
+// NewEvidence starts the evidence report of a run of command (mode) on flow f: who, when, how
+// it was confirmed, the plan, the run's report and the error it ended with.
+func NewEvidence(command, mode string, f *flow.Flow, start, now time.Time, by string, p *plan.Plan, opts cmdutil.ApplyOptions, applied *cmdutil.Applied, err error) *Evidence {
+	e := &Evidence{Command: command, Mode: mode, Flow: f.Name(), Source: f.Source, Target: f.Target, By: by, KMM: buildinfo.Version,
+		Started: start, Generated: now, Plan: p, RTOMillis: -1}
+	switch {
+	case opts.DryRun:
+		e.Confirmation = "--dry-run: nothing was applied"
+	case opts.Yes:
+		e.Confirmation = "--yes"
+	default:
+		e.Confirmation = "confirmed on a terminal"
+	}
+	if applied != nil {
+		e.Run = applied.Report
+	}
+	if err != nil {
+		e.Err = err.Error()
+	}
+	return e
+}
+
+// WriteReport writes the evidence report to path (--report; nothing when ""), says so on errOut,
+// and returns the command's error err, or the report's own when the command succeeded.
+func WriteReport(path string, errOut io.Writer, e *Evidence, now time.Time, err error) error {
+	if path == "" {
+		return err
+	}
+	e.Generated = now
+	if werr := WriteEvidence(path, e); werr != nil {
+		if err == nil {
+			return werr
+		}
+		fmt.Fprintf(errOut, "kmm: %v\n", werr)
+		return err
+	}
+	fmt.Fprintf(errOut, "kmm: evidence report written to %s\n", path)
+	return err
+}
+
+// CheckReportDir refuses (exit 2, before anything is read) a --report file whose directory does
+// not exist.
+func CheckReportDir(path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return kerr.WithHint(kerr.New(kerr.Usage, "--report %s: the directory %s does not exist", path, filepath.Dir(path)), "create it, or name a file in an existing directory")
 	}
 	return nil
 }

@@ -1,14 +1,12 @@
-package failovercmd
+package switchover
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
-	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
 )
 
@@ -25,7 +23,7 @@ func (p *fakeProber) DescribeAnyGroup(_ context.Context, f *flow.Flow, side flow
 
 // The MM2 check asks the target for the flow's Connect group and refuses when it has members;
 // a group it cannot describe is a warning, not a refusal.
-func TestMM2Problem(t *testing.T) {
+func TestMM2Running(t *testing.T) {
 	f := &flow.Flow{Source: "A", Target: "B", SourceAlias: "A", TargetAlias: "B", MM2Group: "A-mm2"}
 	for _, c := range []struct {
 		name      string
@@ -36,10 +34,12 @@ func TestMM2Problem(t *testing.T) {
 		{"stopped", &fakeProber{g: cluster.AnyGroup{State: "Empty", ProtocolType: "connect"}}, "", ""},
 		{"unknown", &fakeProber{err: errors.New("SASL mechanism not supported")}, "", "could not check whether Apache MM2 runs flow A->B (Connect group A-mm2 on B): SASL"},
 	} {
-		var errOut bytes.Buffer
-		got := cmdutil.MM2Running(context.Background(), &cmdutil.Factory{Groups: c.p}, f, &errOut)
-		if (c.want == "" && got != "") || !strings.Contains(got, c.want) || !strings.Contains(errOut.String(), c.err) || (c.err == "" && errOut.Len() > 0) {
-			t.Errorf("%s: %q, stderr %q", c.name, got, errOut.String())
+		var warned []string
+		env := Env{Groups: c.p, Warn: func(m string) { warned = append(warned, m) }}
+		got := MM2Running(context.Background(), env, f)
+		w := strings.Join(warned, "\n")
+		if (c.want == "" && got != "") || !strings.Contains(got, c.want) || !strings.Contains(w, c.err) || (c.err == "" && w != "") {
+			t.Errorf("%s: %q, warned %q", c.name, got, w)
 		}
 		if len(c.p.ask) != 1 || c.p.ask[0] != "B/A-mm2" {
 			t.Errorf("%s: asked %v", c.name, c.p.ask)
