@@ -19,6 +19,11 @@ type Config struct {
 	// nil accepts every topic. MM2 applies only this filter here; topics that are not
 	// replicated have no syncs and are dropped by the translation.
 	TopicFilter func(topic string) bool
+	// Exact, if set, translates a source offset from where the copied records landed (kmm's
+	// offset map, pkg/offsetmap), before the offset syncs are asked: ok false when it does not
+	// know the position. MM2 has only the syncs (the nearest older sync: a checkpoint of a group
+	// past it re-reads the records between); kmm's checkpoints carry the exact position.
+	Exact func(tp TP, upstream int64) (offsetsync.Translation, bool)
 }
 
 // SourceOffset is a group's committed offset on a source partition.
@@ -132,7 +137,11 @@ func decide(cfg Config, m *offsetsync.Store, st *Store, loaded bool, group strin
 		d.Outcome = StoreNotLoaded
 		return d
 	}
-	d.Translation = m.Translate(o.TP(), o.Offset)
+	if tr, ok := exact(cfg, o); ok {
+		d.Translation = tr
+	} else {
+		d.Translation = m.Translate(o.TP(), o.Offset)
+	}
 	if d.Translation.Status != offsetsync.Translated {
 		d.Outcome = NotTranslated
 		return d
@@ -161,6 +170,13 @@ func decide(cfg Config, m *offsetsync.Store, st *Store, loaded bool, group strin
 	}
 	d.Previous = &prev
 	return d
+}
+
+func exact(cfg Config, o SourceOffset) (offsetsync.Translation, bool) {
+	if cfg.Exact == nil {
+		return offsetsync.Translation{}, false
+	}
+	return cfg.Exact(o.TP(), o.Offset)
 }
 
 // Emitted returns the checkpoints of the decisions whose outcome is Emit.

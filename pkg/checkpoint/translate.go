@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 	"github.com/kmmproject/kmm/pkg/policy"
 )
@@ -18,6 +19,7 @@ type Derivation string
 const (
 	FromCheckpoint Derivation = "checkpoint" // the stored checkpoint's downstream offset
 	FromMapping    Derivation = "mapping"    // translated now from the offset-sync mapping
+	FromMap        Derivation = "offset-map" // translated now from kmm's offset map: where the copies landed
 )
 
 // Row is one translated partition of a group.
@@ -41,6 +43,8 @@ type Row struct {
 	Bound int64
 	// Checkpoint is the stored checkpoint's downstream offset, -1 when there is none.
 	Checkpoint int64
+	// Why says how TargetOffset was found when the offset map found it ("" otherwise).
+	Why string
 }
 
 // ProblemKind is why a group, or one of its partitions, cannot be translated.
@@ -99,6 +103,10 @@ type TranslateInput struct {
 	TargetTopics map[string]bool
 	// TargetEnds, if not nil, are log-end offsets of target partitions.
 	TargetEnds map[TP]int64
+	// Maps, if not nil, are kmm's offset maps per source partition (where every copied record
+	// landed, pkg/offsetmap): an exact translation at any lag, preferred to the checkpoints and
+	// the offset syncs wherever it knows the position.
+	Maps map[TP]*offsetmap.Map
 	// TargetGroups, if not nil, describe the groups on T.
 	TargetGroups map[string]TargetGroup
 	Now          time.Time
@@ -293,6 +301,28 @@ func translateGroup(in TranslateInput, m *offsetsync.Store, nm *namer, group str
 				}
 				row, ok = Row{Group: group, SourceTopic: p.src, Partition: k.Partition, SourceOffset: o, TargetTopic: k.Topic,
 					TargetOffset: tr.Downstream, Metadata: md, Derived: FromMapping, Age: age, Exact: tr.Exact, Bound: tr.Bound, Checkpoint: cpOff}, true
+			}
+		}
+		if mp := in.Maps[srcTP]; mp != nil && (p.live != nil || p.cp != nil) {
+			o, age, md := int64(0), time.Duration(0), ""
+			if p.live != nil {
+				o, md = p.live.Offset, p.live.Metadata
+			} else {
+				o, md, age = p.cp.UpstreamOffset, p.cp.Metadata, ageOf(in.Now, p.cp.Time)
+			}
+			end, hasEnd := in.TargetEnds[k]
+			if !hasEnd {
+				end = -1
+			}
+			// The map's exact answer wins; otherwise the higher target offset (none of the three
+			// ever skips).
+			if tr := mp.Translate(o, end); tr.Known && (tr.Exact || !ok || (!row.Exact && tr.Target > row.TargetOffset)) {
+				cpOff := int64(-1)
+				if p.cp != nil {
+					cpOff = p.cp.DownstreamOffset
+				}
+				row, ok = Row{Group: group, SourceTopic: p.src, Partition: k.Partition, SourceOffset: o, TargetTopic: k.Topic,
+					TargetOffset: tr.Target, Metadata: md, Derived: FromMap, Age: age, Exact: tr.Exact, Bound: tr.Rereads, Checkpoint: cpOff, Why: tr.Why}, true
 			}
 		}
 		if !ok {

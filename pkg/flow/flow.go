@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/policy"
 )
 
@@ -204,6 +205,10 @@ func (f *Flow) UpstreamTopic(rt string) (string, bool) {
 // CheckpointsTopic is the flow's checkpoints topic on the target (<source alias>.checkpoints.internal
 // under the default policy).
 func (f *Flow) CheckpointsTopic() string { return f.Policy.CheckpointsTopic(f.SourceAlias) }
+
+// OffsetMapTopic is the compacted topic on the target where kmm replicate keeps the flow's
+// offset maps (pkg/offsetmap): where every copied record landed.
+func (f *Flow) OffsetMapTopic() string { return offsetmap.Topic(f.SourceAlias) }
 
 // OffsetSyncs is where the flow keeps its offset syncs: the side (offset-syncs.topic.location:
 // the source by default) and the topic's name there (mm2-offset-syncs.<other side's alias>.internal).

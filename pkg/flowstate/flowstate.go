@@ -132,13 +132,55 @@ type FenceACL struct {
 }
 
 // Ends is the value of ends/<S>-><T>: the flow's source log end offsets and when they were read.
+// kmm replicate writes it every second while the source answers: each partition's end is the
+// higher of the last ListOffsets answer and the high watermark of the consumer's last fetch
+// response, and PartAt says when each was last confirmed; when the source stops answering, the
+// record stops changing (its age is the outage's).
 type Ends struct {
 	Version int       `json:"v"`
 	Type    string    `json:"type"` // "ends"
 	Flow    string    `json:"flow"`
-	At      time.Time `json:"at"` // when the source ends were read
+	At      time.Time `json:"at"` // when the source ends were read (the newest confirmation)
 	// Ends maps topic -> partition end offsets (index = partition).
 	Ends map[string][]int64 `json:"ends"`
+	// PartAt maps topic -> when each partition's end was last confirmed (unix ms; 0 unknown).
+	PartAt map[string][]int64 `json:"part_at_ms,omitempty"`
+	// Prev and PrevAt are the ends about RateWindow earlier: the write rate of the source is
+	// (Ends - Prev) / (At - PrevAt).
+	Prev   map[string][]int64 `json:"prev,omitempty"`
+	PrevAt time.Time          `json:"prev_at,omitempty"`
+	// SourceDownSince, when set, is when the replicator declared the source unreachable (the
+	// first failure of the outage).
+	SourceDownSince *time.Time `json:"source_down_since,omitempty"`
+}
+
+// RateWindow is how far apart Ends.Prev and Ends.Ends are.
+const RateWindow = 10 * time.Second
+
+// PartitionAt returns when the snapshot's end of topic[partition] was last confirmed (At when
+// the record has no per-partition times).
+func (e *Ends) PartitionAt(topic string, partition int32) time.Time {
+	if e == nil {
+		return time.Time{}
+	}
+	if ps, ok := e.PartAt[topic]; ok && int(partition) < len(ps) && partition >= 0 && ps[partition] > 0 {
+		return time.UnixMilli(ps[partition]).UTC()
+	}
+	return e.At
+}
+
+// Rate returns topic[partition]'s write rate on the source in records per second over the
+// snapshot's window (ok false when unknown).
+func (e *Ends) Rate(topic string, partition int32) (float64, bool) {
+	if e == nil || e.PrevAt.IsZero() || !e.At.After(e.PrevAt) {
+		return 0, false
+	}
+	cur, ok := e.End(topic, partition)
+	ps, ok2 := e.Prev[topic]
+	if !ok || !ok2 || int(partition) >= len(ps) {
+		return 0, false
+	}
+	return float64(max(0, cur-ps[partition])) / e.At.Sub(e.PrevAt).Seconds(), true
 }
 
 // End returns the snapshot's end offset of topic[partition].

@@ -15,7 +15,16 @@ const (
 	FromProgress = "stored-progress"
 	// FromNone: nothing is known; the position is the source's log start.
 	FromNone = "none"
+	// FromMap: kmm's offset map stored on the target accounts for every record of the remote
+	// partition up to its end: the source offset after the newest copy is the position.
+	FromMap = "offset-map"
 )
+
+// MapObserved is what a partition's stored offset map (pkg/offsetmap) says: the source offset
+// after its newest copied record, and the target offset after that copy.
+type MapObserved struct {
+	Next, TargetEnd int64
+}
 
 // Observed is a next-offset-to-replicate seen at a time.
 type Observed struct {
@@ -37,7 +46,9 @@ type PositionInput struct {
 	SourceEnd   int64 // -1 unknown (source down)
 	Live        *Observed
 	Stored      *Observed
-	Sync        *SyncObserved
+	// Map is the stored offset map's newest copy (nil: no map).
+	Map  *MapObserved
+	Sync *SyncObserved
 	// TargetEnd is the remote partition's end offset now (-1: the partition does not exist or
 	// was not read), read at TargetAt.
 	TargetEnd int64
@@ -103,11 +114,27 @@ func ReplicatedPosition(in PositionInput) Position {
 		clamp()
 		return p
 	}
+	if m := in.Map; m != nil && m.Next >= 0 && in.TargetEnd >= 0 && m.TargetEnd == in.TargetEnd {
+		// Every record of the remote partition is in the map: what the map's newest copy
+		// follows is on the target, nothing after it (the stored progress may be further only
+		// by source offsets without a record: transaction markers).
+		p.Next, p.Source, p.AsOf, p.Exact = m.Next, FromMap, in.TargetAt, true
+		if in.Stored != nil && in.Stored.Next > p.Next {
+			p.Next = in.Stored.Next
+		}
+		p.OnTarget = in.TargetEnd > 0 || p.Next > 0
+		clamp()
+		return p
+	}
 	if in.Stored != nil && in.Stored.Next >= 0 {
 		p.Next, p.Source, p.AsOf = in.Stored.Next, FromProgress, in.Stored.At
 		p.OnTarget = true
 		// Stored progress is exact as of when it was written; after that the replicator may
 		// have gone on, up to the source end.
+	}
+	if m := in.Map; m != nil && m.Next > p.Next {
+		p.Next, p.Source, p.AsOf = m.Next, FromMap, in.TargetAt // a floor: the map's copies are there
+		p.OnTarget = true
 	}
 	if s := in.Sync; s != nil && in.TargetEnd >= 0 && in.TargetEnd > s.Downstream {
 		est := s.Upstream + (in.TargetEnd - s.Downstream)

@@ -1,7 +1,8 @@
 // Package mm2read reads MirrorMaker 2's internal topics from a Kafka cluster into kmm's pure
 // stores: the offset syncs (`mm2-offset-syncs.<C>.internal`) into an offsetsync.Store, the
 // checkpoints (`<S>.checkpoints.internal`) into a checkpoint.Store, and the resume positions of
-// MM2's Connect offsets topic (`mm2-offsets.<S>.internal`). It reads one partition (0,
+// MM2's Connect offsets topic (`mm2-offsets.<S>.internal`), and kmm's own offset maps
+// (`kmm-offset-map.<S>.internal`, pkg/offsetmap). It reads one partition (0,
 // where MM2 writes both) from its earliest offset up to the end offset seen when reading
 // starts, as MM2's KafkaBasedLog read-to-end does, through the cluster seam (pkg/cluster).
 //

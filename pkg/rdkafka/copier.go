@@ -974,6 +974,27 @@ func (c *Copier) Close() {
 	<-c.done
 }
 
+// HighWatermarks returns, per given partition, the source's high watermark as the consumer last
+// saw it in a fetch response (librdkafka's cached value: no request is made; -1 when none was
+// seen). Fetch responses come while the consumer fetches the partition, every
+// fetch.wait.max.ms at most when nothing new is there; a partition whose prefetch queue is full
+// is not fetched, and its value ages.
+func (c *Copier) HighWatermarks(parts []*CopyPart) []int64 {
+	out := make([]int64, len(parts))
+	c.handleMu.RLock()
+	defer c.handleMu.RUnlock()
+	for i, p := range parts {
+		out[i] = -1
+		if c.destroyed {
+			continue
+		}
+		if _, hi, err := c.cons.GetWatermarkOffsets(p.SrcTopic, p.Partition); err == nil && hi >= 0 {
+			out[i] = hi
+		}
+	}
+	return out
+}
+
 // ClientStats returns the newest librdkafka statistics of the copier's consumer and producer
 // (empty until the first statistics interval has passed).
 func (c *Copier) ClientStats() []ClientStat {

@@ -223,7 +223,8 @@ func (c *checkpointer) load(ctx context.Context) bool {
 			continue
 		}
 		c.mapping, c.store = mapping, store
-		c.tracker = checkpoint.NewTracker(checkpoint.Config{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, TopicFilter: f.TopicFilter}, mapping, store)
+		c.tracker = checkpoint.NewTracker(checkpoint.Config{Source: f.SourceAlias, Target: f.TargetAlias, Policy: f.Policy, TopicFilter: f.TopicFilter,
+			Exact: c.e.exactTranslation}, mapping, store)
 		c.syncsNext = max(ls.LastOffset+1, 0)
 		// The read may already hold some of the syncs written meanwhile: add only the newer
 		// ones (an older sync would read as a rewind and reset the partition's history).
@@ -517,4 +518,29 @@ func (c *checkpointer) followSyncs(ctx context.Context, r cluster.Reader, emit b
 		c.emit(ctx, ds)
 	}
 	return r
+}
+
+// exactTranslation translates a group's source offset g from the partition's live offset map
+// (the checkpoints' Exact): where the copied records landed, not the nearest older offset sync.
+// Not known (ok false) for a partition this process does not copy (workers: another worker's)
+// or a position before its map's history: the syncs translate those.
+func (e *engine) exactTranslation(tp checkpoint.TP, g int64) (offsetsync.Translation, bool) {
+	var ps *pstate
+	e.partsMu.RLock()
+	for _, p := range e.parts[tp.Topic] {
+		if p.p.Partition == tp.Partition {
+			ps = p
+			break
+		}
+	}
+	e.partsMu.RUnlock()
+	if ps == nil {
+		return offsetsync.Translation{}, false
+	}
+	m, _ := ps.mapNow()
+	tr := m.Translate(g, -1)
+	if !tr.Known {
+		return offsetsync.Translation{}, false
+	}
+	return offsetsync.Translation{Status: offsetsync.Translated, Downstream: tr.Target, Exact: tr.Exact, Bound: tr.Rereads}, true
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/groupprobe"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -369,9 +370,10 @@ type engine struct {
 	src, tgt   *rdkafka.Cluster // admin clients; readers and producers with the side's settings
 	srcW, tgtW *clusterWatch    // reachability of source and target
 	copiers    []*rdkafka.Copier
-	parts      map[string][]*pstate // source topic -> partitions
-	remote     map[string]string    // source topic -> remote topic
-	resume     map[rdkafka.TP]int64 // stored positions (last replicated offset)
+	parts      map[string][]*pstate          // source topic -> partitions
+	remote     map[string]string             // source topic -> remote topic
+	resume     map[rdkafka.TP]int64          // stored positions (last replicated offset)
+	resumeMaps map[rdkafka.TP]*offsetmap.Map // stored offset maps (where every copied record landed)
 	progress   *progressWriter
 	syncs      *syncWriter
 	ckpt       *checkpointer
@@ -497,6 +499,9 @@ func (e *engine) start(ctx context.Context) error {
 		if e.resume, err = e.progress.load(ctx); err != nil {
 			return err
 		}
+	}
+	if e.resumeMaps, err = e.progress.loadMaps(ctx); err != nil {
+		return err
 	}
 	if f.EmitOffsetSyncs {
 		if e.syncs, err = newSyncWriter(ctx, e); err != nil {
@@ -666,12 +671,16 @@ func (e *engine) loop(ctx context.Context) error {
 			e.promoteSyncs()
 			next.promote = now.Add(f.SyncPromoteInterval)
 		}
-		if now.After(next.ends) && !srcDown {
-			e.refreshEnds(ctx)
-			if e.workers != nil && e.leads() {
-				e.workers.refreshAllEnds(ctx)
+		if now.After(next.ends) {
+			if srcDown {
+				e.foldHighWatermarks()
+			} else {
+				e.refreshEnds(ctx)
+				if e.workers != nil && e.leads() {
+					e.workers.refreshAllEnds(ctx)
+				}
 			}
-			next.ends = now.Add(5 * time.Second)
+			next.ends = now.Add(EndsEvery)
 		}
 		if e.opt.ProgressEvery > 0 && now.After(next.progress) {
 			e.emitProgress()
@@ -679,6 +688,10 @@ func (e *engine) loop(ctx context.Context) error {
 		}
 	}
 }
+
+// EndsEvery is how often the source's end offsets are read (and the copiers' fetch high
+// watermarks folded in), and the ends snapshot written to __kmm_state on the target.
+const EndsEvery = time.Second
 
 // promoteSyncs turns every partition's delayed offset sync into a pending one (MM2 does this
 // at every commit).
@@ -701,15 +714,19 @@ func (e *engine) promoteSyncs() {
 // delivered when the target answers again (no new store is queued behind them meanwhile).
 func (e *engine) commit(ctx context.Context) {
 	e.promoteSyncs()
-	if e.flow.ExactlyOnce || e.progress.busy() {
-		return // exactly-once: the pipelines store progress in their transactions
+	if e.progress.busy() {
+		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	defer cancel()
 	e.partsMu.RLock()
 	parts := e.allParts()
 	e.partsMu.RUnlock()
-	if err := e.progress.store(ctx, parts); err != nil && !errors.Is(err, context.Canceled) {
+	store := e.progress.store
+	if e.flow.ExactlyOnce { // the pipelines store progress in their transactions; the maps are stored here
+		store = e.progress.storeMaps
+	}
+	if err := store(ctx, parts); err != nil && !errors.Is(err, context.Canceled) {
 		e.warnLimited("progress", err, fmt.Sprintf("storing progress in %s on %s: %v", e.flow.OffsetsTopic, e.flow.Target, err))
 	}
 }
@@ -850,6 +867,8 @@ func (e *engine) drain(begin, deadline time.Time) drainResult {
 		res.storeErr = fmt.Errorf("%s is unreachable (%s)", e.flow.Target, st.Cause)
 	} else if !e.flow.ExactlyOnce { // exactly-once: Drain committed the positions with the records
 		res.storeErr = e.progress.store(ctx, parts)
+	} else {
+		res.storeErr = e.progress.storeMaps(ctx, parts)
 	}
 	syncsLeft := 0
 	if e.syncs != nil {
@@ -1027,6 +1046,9 @@ func (e *engine) stalledMs(nowMs int64) int64 {
 // Acked runs on a copier's delivery goroutine for every acknowledged record.
 func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int, ts int64) {
 	ps := p.State.(*pstate)
+	if !e.flow.ExactlyOnce { // exactly-once: mapped once committed (eos.go)
+		ps.mapAdd(src, dst, 1) // before acked moves: a store reading acked first finds the map covering it
+	}
 	ps.acked.Store(src)
 	if dst < 0 { // an echo the copier did not write (its origin is the target): no copy
 		return
@@ -1042,7 +1064,7 @@ func (e *engine) Acked(p *rdkafka.CopyPart, src, dst int64, vlen int, ts int64) 
 		}
 	}
 	if e.flow.ExactlyOnce {
-		ps.txnAcks = append(ps.txnAcks, txnAck{src, dst}) // synced once committed (eos.go)
+		ps.txnAcks = append(ps.txnAcks, txnAck{src, dst}) // mapped and synced once committed (eos.go)
 		return
 	}
 	if e.syncs != nil {
@@ -1075,6 +1097,7 @@ func (e *engine) Idle(p *rdkafka.CopyPart, next int64) {
 // plane): the same bookkeeping as N calls of Acked.
 func (e *engine) AckedRun(p *rdkafka.CopyPart, r rdkafka.AckRun) {
 	ps := p.State.(*pstate)
+	ps.mapAdd(r.FirstSrc, r.FirstDst, r.LastSrc-r.FirstSrc+1) // before acked moves (see Acked)
 	ps.acked.Store(r.LastSrc)
 	ps.records.Add(r.N)
 	ps.bytes.Add(r.Bytes)

@@ -79,6 +79,7 @@ func (e *engine) Committed(parts []*rdkafka.CopyPart, pos []int64) {
 				keep = append(keep, a)
 				continue
 			}
+			ps.mapAdd(a.up, a.down, 1)
 			if e.syncs != nil {
 				e.syncs.onAck(ps, a.up, a.down)
 			}

@@ -54,6 +54,10 @@ type stateKeeper struct {
 	markedC chan struct{} // closed when the flow is marked
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
+	// The ends snapshot's rate window: ends about flowstate.RateWindow old (follow's goroutine).
+	prevEnds, lastEnds     map[string][]int64
+	prevEndsAt, lastEndsAt time.Time
+	endsWritten            string // the last snapshot written (its JSON), to skip a repeat
 }
 
 // readFlowState returns the newest copy of the flow's state record on T and, when readable, S.
@@ -132,13 +136,19 @@ func (k *stateKeeper) follow(ctx context.Context) {
 	key := flowstate.FlowKey(f.Source, f.Target)
 	// The first lease is written here, at once, not before the pipelines start: its write (a
 	// new idempotent producer's first acks=all request) took 50-500 ms of the start-up.
-	nextRefresh := time.Now()
+	nextRefresh, nextEnds := time.Now(), time.Now()
 	for ctx.Err() == nil {
 		if !time.Now().Before(nextRefresh) {
 			if err := k.refresh(ctx); err != nil && ctx.Err() == nil {
 				k.e.warnLimited("lease", err, fmt.Sprintf("writing the lease and source ends of %s in %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
 			}
 			nextRefresh = time.Now().Add(LeaseRefresh)
+			nextEnds = time.Now().Add(EndsEvery)
+		} else if !time.Now().Before(nextEnds) {
+			if err := k.writeEnds(ctx); err != nil && ctx.Err() == nil {
+				k.e.warnLimited("lease", err, fmt.Sprintf("writing the source ends of %s in %s on %s: %v", f.Name(), plan.StateTopic, f.Target, err))
+			}
+			nextEnds = time.Now().Add(EndsEvery)
 		}
 		recs, err := k.reader.Poll(ctx, 500, statePoll)
 		if err != nil {
@@ -207,17 +217,68 @@ func (k *stateKeeper) refresh(ctx context.Context) error {
 		return err
 	}
 	recs := []cluster.Record{{Topic: plan.StateTopic, Partition: 0, Key: []byte(flowstate.LeaseKey(f.Source, f.Target, k.instance)), Value: lv, Timestamp: now}}
-	if ends := k.ends(); ends != nil {
-		ev, err := flowstate.Encode(ends)
-		if err != nil {
-			return err
-		}
+	ev, err := k.endsRecord(now)
+	if err != nil {
+		return err
+	}
+	if ev != nil {
 		recs = append(recs, cluster.Record{Topic: plan.StateTopic, Partition: 0, Key: []byte(flowstate.EndsKey(f.Source, f.Target)), Value: ev, Timestamp: now})
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_, err = k.prod.ProduceSync(ctx, recs)
+	if err == nil && ev != nil {
+		k.endsWritten = string(ev)
+	}
 	return err
+}
+
+// writeEnds writes the source ends snapshot alone (every EndsEvery, between lease refreshes),
+// when it changed since the last one written.
+func (k *stateKeeper) writeEnds(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.released || k.e.tgtW.isDown() {
+		return nil
+	}
+	now := time.Now()
+	ev, err := k.endsRecord(now)
+	if err != nil || ev == nil || string(ev) == k.endsWritten {
+		return err
+	}
+	f := k.e.flow
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := k.prod.ProduceSync(ctx, []cluster.Record{{Topic: plan.StateTopic, Partition: 0, Key: []byte(flowstate.EndsKey(f.Source, f.Target)), Value: ev, Timestamp: now}}); err != nil {
+		return err
+	}
+	k.endsWritten = string(ev)
+	return nil
+}
+
+// endsRecord is the encoded source ends snapshot (nil before any end was read), with the rate
+// window's earlier ends and, while the source is down, since when.
+func (k *stateKeeper) endsRecord(now time.Time) ([]byte, error) {
+	ends := k.ends()
+	if ends == nil {
+		return nil, nil
+	}
+	if !ends.At.Equal(k.lastEndsAt) {
+		if k.prevEnds == nil || ends.At.Sub(k.prevEndsAt) >= 2*flowstate.RateWindow {
+			k.prevEnds, k.prevEndsAt = ends.Ends, ends.At // the first, or after a pause: start the window anew
+		} else if k.lastEnds != nil && ends.At.Sub(k.prevEndsAt) >= flowstate.RateWindow {
+			k.prevEnds, k.prevEndsAt = k.lastEnds, k.lastEndsAt
+		}
+		k.lastEnds, k.lastEndsAt = ends.Ends, ends.At
+	}
+	if k.prevEndsAt.Before(ends.At) {
+		ends.Prev, ends.PrevAt = k.prevEnds, k.prevEndsAt.UTC()
+	}
+	if st := k.e.srcW.state(); !st.Up && !st.DownSince.IsZero() {
+		ds := st.DownSince.UTC()
+		ends.SourceDownSince = &ds
+	}
+	return flowstate.Encode(ends)
 }
 
 // ends is the flow's source end offsets as last read by the control loop (nil before any).
@@ -233,20 +294,21 @@ func (k *stateKeeper) ends() *flowstate.Ends {
 	}
 	e.partsMu.RLock()
 	defer e.partsMu.RUnlock()
-	out := &flowstate.Ends{Flow: e.flow.Name(), Ends: map[string][]int64{}}
+	out := &flowstate.Ends{Flow: e.flow.Name(), Ends: map[string][]int64{}, PartAt: map[string][]int64{}}
 	at := e.endsAtMs.Load()
 	if at == 0 {
 		return nil
 	}
 	out.At = time.UnixMilli(at).UTC()
 	for t, ps := range e.parts {
-		l := make([]int64, len(ps))
+		l, la := make([]int64, len(ps)), make([]int64, len(ps))
 		for _, p := range ps {
 			if int(p.p.Partition) < len(l) {
 				l[p.p.Partition] = p.srcEnd.Load()
+				la[p.p.Partition] = p.srcEndAtMs.Load()
 			}
 		}
-		out.Ends[t] = l
+		out.Ends[t], out.PartAt[t] = l, la
 	}
 	return out
 }

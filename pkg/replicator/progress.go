@@ -6,6 +6,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
+	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -22,11 +23,19 @@ type progressWriter struct {
 	// created: the offsets topic did not exist and this writer created it (a first start):
 	// nothing to load.
 	created bool
+	// mapCreated: the same for the offset-map topic.
+	mapCreated bool
 }
 
 func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) {
 	f := e.flow
 	created, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: f.OffsetsTopic, Partitions: f.OffsetsTopicPartitions, RF: f.OffsetsTopicRF,
+		Configs: map[string]string{"cleanup.policy": "compact"}}, f.Target+".offset.storage.replication.factor")
+	if err != nil {
+		return nil, err
+	}
+	// The offset maps live beside the progress, on the target, with the same replication factor.
+	mapCreated, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: f.OffsetMapTopic(), Partitions: 1, RF: f.OffsetsTopicRF,
 		Configs: map[string]string{"cleanup.policy": "compact"}}, f.Target+".offset.storage.replication.factor")
 	if err != nil {
 		return nil, err
@@ -39,7 +48,7 @@ func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &progressWriter{e: e, prod: p, partitions: int32(ts[f.OffsetsTopic].Partitions), created: created}, nil
+	return &progressWriter{e: e, prod: p, partitions: int32(ts[f.OffsetsTopic].Partitions), created: created, mapCreated: mapCreated}, nil
 }
 
 // close discards what is still queued (the drain stored what it could) and closes.
@@ -62,7 +71,53 @@ func (w *progressWriter) load(ctx context.Context) (map[rdkafka.TP]int64, error)
 	return mm2read.ReadSourcePositions(ctx, w.e.tgt, f.OffsetsTopic, f.SourceAlias)
 }
 
-// store writes the acknowledged position of every partition that moved since the last store.
+// loadMaps reads the flow's offset maps stored on the target (pkg/offsetmap).
+func (w *progressWriter) loadMaps(ctx context.Context) (map[rdkafka.TP]*offsetmap.Map, error) {
+	if w.mapCreated {
+		return map[rdkafka.TP]*offsetmap.Map{}, nil
+	}
+	return mm2read.ReadOffsetMaps(ctx, w.e.tgt, w.e.flow.OffsetMapTopic())
+}
+
+// mapRecords are the offset-map records of the partitions whose map grew since it was last
+// written, and the positions they are written at (for mapsStored).
+func (w *progressWriter) mapRecords(parts []*pstate) ([]rdkafka.Record, []*pstate, []int64) {
+	topic := w.e.flow.OffsetMapTopic()
+	var recs []rdkafka.Record
+	var moved []*pstate
+	var at []int64
+	for _, ps := range parts {
+		m, last := ps.mapNow()
+		if last < 0 || last == ps.omapStored.Load() {
+			continue
+		}
+		recs = append(recs, rdkafka.Record{Topic: topic, Partition: 0, Key: offsetmap.Key(ps.p.SrcTopic, ps.p.Partition), Value: offsetmap.Encode(m)})
+		moved = append(moved, ps)
+		at = append(at, last)
+	}
+	return recs, moved, at
+}
+
+// storeMaps writes the offset maps that grew (exactly-once flows, whose progress the
+// pipelines write in their transactions; the other flows write both in store).
+func (w *progressWriter) storeMaps(ctx context.Context, parts []*pstate) error {
+	recs, moved, at := w.mapRecords(parts)
+	if len(recs) == 0 {
+		return nil
+	}
+	if _, err := w.prod.ProduceSync(ctx, recs); err != nil {
+		return err
+	}
+	for i, ps := range moved {
+		ps.omapStored.Store(at[i])
+	}
+	return nil
+}
+
+// store writes the acknowledged position of every partition that moved since the last store,
+// and the offset maps that grew, in one batch: a map record covers at least the position stored
+// with it (were one of the two refused, translation meets target records the stored map does
+// not account for, and counts them: it never skips).
 func (w *progressWriter) store(ctx context.Context, parts []*pstate) error {
 	f := w.e.flow
 	var recs []rdkafka.Record
@@ -79,6 +134,10 @@ func (w *progressWriter) store(ctx context.Context, parts []*pstate) error {
 		moved = append(moved, ps)
 		acked = append(acked, a)
 	}
+	// The maps are read after the positions: each covers at least the position stored with it
+	// (a record is mapped before its acknowledgement moves acked).
+	mapRecs, mapMoved, mapAt := w.mapRecords(parts)
+	recs = append(mapRecs, recs...)
 	if len(recs) == 0 {
 		return nil
 	}
@@ -87,6 +146,9 @@ func (w *progressWriter) store(ctx context.Context, parts []*pstate) error {
 	}
 	for i, ps := range moved {
 		ps.stored.Store(acked[i])
+	}
+	for i, ps := range mapMoved {
+		ps.omapStored.Store(mapAt[i])
 	}
 	return nil
 }

@@ -199,10 +199,35 @@ func (e *engine) refreshEnds(ctx context.Context) {
 		e.warnLimited("ends", err, "reading source end offsets: "+err.Error())
 		return
 	}
+	now := time.Now().UnixMilli()
 	for i, ps := range parts {
 		if r, ok := res[tps[i]]; ok {
 			ps.srcEnd.Store(r.Offset)
+			ps.srcEndAtMs.Store(now)
 		}
 	}
-	e.endsAtMs.Store(time.Now().UnixMilli())
+	e.endsAtMs.Store(now)
+	e.foldHighWatermarks()
+}
+
+// foldHighWatermarks raises each partition's known source end to the high watermark the
+// copier's consumer saw in its last fetch response, when that is higher (no request is made):
+// between two reads of the end offsets, and while the source answers fetches but not admin
+// requests, the freshest end kmm knows (what an emergency failover's RPO rests on).
+func (e *engine) foldHighWatermarks() {
+	now := time.Now().UnixMilli()
+	for _, c := range e.copiers {
+		parts := c.Parts()
+		for i, hw := range c.HighWatermarks(parts) {
+			ps, ok := parts[i].State.(*pstate)
+			if !ok || hw < 0 {
+				continue
+			}
+			if hw > ps.srcEnd.Load() {
+				ps.srcEnd.Store(hw)
+				ps.srcEndAtMs.Store(now)
+				e.endsAtMs.Store(now)
+			}
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
@@ -23,6 +24,7 @@ type pstate struct {
 	lastAckMs            atomic.Int64 // wall clock of the last acknowledgement (coarse)
 	latSumMs, latMaxMs   atomic.Int64 // replication latency: ack time − record timestamp
 	srcEnd               atomic.Int64 // source end offset, refreshed by the control loop (-1 unknown)
+	srcEndAtMs           atomic.Int64 // when srcEnd was last confirmed (unix ms; 0 never)
 
 	stored atomic.Int64 // last position written to the offsets topic (control loop writes)
 
@@ -35,6 +37,68 @@ type pstate struct {
 	// txnAcks: exactly-once mode, the acknowledged records of the open transaction, waiting
 	// for its commit before their offset syncs (delivery goroutine; eos.go).
 	txnAcks []txnAck
+
+	// The partition's offset map (pkg/offsetmap: where every copied record landed). omap is the
+	// delivery goroutine's own; a new segment publishes a copy in omapSnap before omapLast
+	// moves, and omapLast is the source offset of the newest record in it (-1: none), so that
+	// a reader on another goroutine (mapNow) gets a map consistent with itself.
+	omap       offsetmap.Map
+	omapSnap   atomic.Pointer[offsetmap.Map]
+	omapLast   atomic.Int64
+	omapStored atomic.Int64 // omapLast as of the map record last written to the target (-1: none)
+	omapLoaded bool         // the map was read from the target at start (its history is whole)
+}
+
+// mapAdd records n records copied from source offset src on at target offset dst (delivery
+// goroutine). A first segment at a target offset past 0 starts on a partition whose earlier
+// copies this map does not hold (another replicator's, MM2's): it is marked trimmed.
+func (ps *pstate) mapAdd(src, dst, n int64) {
+	if dst < 0 || n <= 0 {
+		return
+	}
+	fresh := len(ps.omap.Segs) == 0
+	if ps.omap.Add(src, dst, n) {
+		if fresh && dst > 0 && !ps.omapLoaded {
+			ps.omap.Trimmed = true
+		}
+		ps.omapSnap.Store(ps.omap.Clone())
+	}
+	ps.omapLast.Store(src + n - 1)
+}
+
+// mapNow is the partition's offset map as of the newest record acknowledged (any goroutine),
+// and that record's source offset (-1: nothing copied).
+func (ps *pstate) mapNow() (*offsetmap.Map, int64) {
+	for {
+		s1 := ps.omapSnap.Load()
+		last := ps.omapLast.Load()
+		if s2 := ps.omapSnap.Load(); s1 != s2 {
+			continue // a segment began meanwhile: read again
+		}
+		if s1 == nil {
+			return &offsetmap.Map{}, -1
+		}
+		m := s1.Clone()
+		if k := len(m.Segs) - 1; k >= 0 && last >= m.Segs[k].SrcEnd() {
+			grow := last + 1 - m.Segs[k].SrcEnd()
+			m.Segs[k].N += grow
+			m.Segs[k].Span += grow
+		}
+		return m, last
+	}
+}
+
+// loadMap starts the partition's map from the one stored on the target (nil: none stored).
+func (ps *pstate) loadMap(m *offsetmap.Map) {
+	if m == nil {
+		return
+	}
+	ps.omap = *m.Clone()
+	ps.omapLoaded = true
+	ps.omapSnap.Store(m.Clone())
+	last := m.Next() - 1
+	ps.omapLast.Store(last)
+	ps.omapStored.Store(last)
 }
 
 func newPState(src, remote string, part int32) *pstate {
@@ -43,6 +107,8 @@ func newPState(src, remote string, part int32) *pstate {
 	ps.p = &rdkafka.CopyPart{SrcTopic: src, DstTopic: remote, Partition: part, State: ps}
 	ps.acked.Store(-1)
 	ps.srcEnd.Store(-1)
+	ps.omapLast.Store(-1)
+	ps.omapStored.Store(-1)
 	return ps
 }
 
@@ -159,6 +225,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 			e.parts[t] = append(e.parts[t], ps)
 			e.partsMu.Unlock()
 			start := int64(-1)
+			ps.loadMap(e.resumeMaps[rdkafka.TP{Topic: t, Partition: int32(p)}])
 			if off, ok := e.resume[rdkafka.TP{Topic: t, Partition: int32(p)}]; ok && off >= 0 {
 				start = off + 1
 				ps.stored.Store(off)

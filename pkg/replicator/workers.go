@@ -2,6 +2,7 @@ package replicator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/mm2read"
+	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -136,10 +138,16 @@ func (e *engine) takeOver(tps []rdkafka.TP) {
 	f := e.flow
 	begin := time.Now()
 	var stored map[cluster.TP]int64
+	var maps map[cluster.TP]*offsetmap.Map
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithTimeout(e.workers.ctx, 30*time.Second)
 		var err error
 		stored, err = mm2read.ReadSourcePositions(ctx, e.tgt, f.OffsetsTopic, f.SourceAlias)
+		if err == nil {
+			if maps, err = mm2read.ReadOffsetMaps(ctx, e.tgt, f.OffsetMapTopic()); errors.Is(err, mm2read.ErrNoTopic) {
+				maps, err = nil, nil
+			}
+		}
 		cancel()
 		if err == nil {
 			break
@@ -178,6 +186,7 @@ func (e *engine) takeOver(tps []rdkafka.TP) {
 	for _, tp := range tps {
 		remote := f.RemoteTopic(tp.Topic)
 		ps := newPState(tp.Topic, remote, tp.Partition)
+		ps.loadMap(maps[tp])
 		start := int64(-1)
 		if off, ok := stored[tp]; ok && off >= 0 {
 			start = off + 1

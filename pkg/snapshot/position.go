@@ -48,6 +48,10 @@ func Positions(ctx context.Context, q PositionQuery) (map[cluster.TP]PositionEvi
 	}
 	// The newest offset sync per partition, where the flow keeps them.
 	var syncs *offsetsync.Store
+	maps, err := mm2read.ReadOffsetMaps(ctx, q.Target, f.OffsetMapTopic())
+	if err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+		return nil, err
+	}
 	m := offsetsync.NewStore(offsetsync.Options{})
 	if _, err := mm2read.LoadFlowOffsetSyncs(ctx, f, q.Source, q.Target, m); err == nil {
 		syncs = m
@@ -95,13 +99,19 @@ func Positions(ctx context.Context, q PositionQuery) (map[cluster.TP]PositionEvi
 		if st, ok := stored[tp]; ok {
 			in.Stored = &lag.Observed{Next: st.Offset + 1, At: st.At}
 		}
+		if om := maps[tp]; om != nil {
+			if last, ok := om.Last(); ok {
+				in.Map = &lag.MapObserved{Next: last.SrcEnd(), TargetEnd: last.TgtEnd()}
+			}
+		}
 		if rt, ok := remote[tp]; ok {
 			in.TargetEnd = tEnds[rt].Offset
 		}
 		if syncs != nil {
 			if sy, at, ok := syncs.Latest(offsetsync.TP{Topic: tp.Topic, Partition: tp.Partition}); ok {
 				in.Sync = &lag.SyncObserved{Upstream: sy.Upstream, Downstream: sy.Downstream, At: at}
-				if est := sy.Upstream + (in.TargetEnd - sy.Downstream); in.Live == nil && in.TargetEnd > sy.Downstream && q.Source != nil &&
+				mapWhole := in.Map != nil && in.Map.TargetEnd == in.TargetEnd // the map answers exactly: nothing to verify
+				if est := sy.Upstream + (in.TargetEnd - sy.Downstream); in.Live == nil && in.TargetEnd > sy.Downstream && q.Source != nil && !mapWhole &&
 					(in.Stored == nil || est >= in.Stored.Next) {
 					verifyS[tp] = min(est, max(in.SourceEnd, 1)) - 1
 					verifyT[remote[tp]] = in.TargetEnd - 1

@@ -13,6 +13,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/mm2read"
+	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 )
 
@@ -41,8 +42,24 @@ func TranslateInput(ctx context.Context, open cluster.Opener, f *flow.Flow, now 
 	for t := range topics {
 		in.TargetTopics[t] = true
 	}
+	// kmm's offset maps (where every copied record landed): exact translations at any lag.
+	if maps, err := mm2read.ReadOffsetMaps(ctx, tgt, f.OffsetMapTopic()); err == nil {
+		in.Maps = map[checkpoint.TP]*offsetmap.Map{}
+		for tp, m := range maps {
+			in.Maps[checkpoint.TP{Topic: tp.Topic, Partition: tp.Partition}] = m
+		}
+	} else if !errors.Is(err, mm2read.ErrNoTopic) {
+		return in, nil, err
+	}
 	var tps []cluster.TP
 	seen := map[cluster.TP]bool{}
+	for tp := range in.Maps {
+		rt := cluster.TP{Topic: f.RemoteTopic(tp.Topic), Partition: tp.Partition}
+		if topics[rt.Topic].Partitions > int(rt.Partition) && !seen[rt] {
+			seen[rt] = true
+			tps = append(tps, rt)
+		}
+	}
 	groups := in.Checkpoints.Groups()
 	for _, g := range groups {
 		for _, e := range in.Checkpoints.Entries(g) {

@@ -3,8 +3,11 @@ package switchover
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
@@ -19,17 +22,27 @@ import (
 type RPORow struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
-	// SourceEnd is the source's end offset in the last snapshot kmm replicate stored on the
-	// target, SnapshotAgeMs how old that snapshot was at the cut.
-	SourceEnd     int64 `json:"source_end_snapshot"`
+	// SourceEnd is the freshest source end offset known on the target, and SourceEndHow what
+	// says so: the end-offset snapshot kmm replicate stores every second (the higher of its
+	// reads of the end offsets and its fetch responses' high watermarks), or a group's
+	// checkpoint (a group read up to there, so the source held at least that).
+	SourceEnd    int64  `json:"source_end"`
+	SourceEndHow string `json:"source_end_source"`
+	// SnapshotEnd is the snapshot's end (-1: none), SnapshotAgeMs how old its confirmation of
+	// this partition was at the cut (-1: no snapshot).
+	SnapshotEnd   int64 `json:"source_end_snapshot"`
 	SnapshotAgeMs int64 `json:"snapshot_age_ms"`
 	// Replicated is the replicated position (next source offset not on the target) and how it
 	// is known.
 	Replicated       int64  `json:"replicated"`
 	ReplicatedSource string `json:"replicated_source"`
-	// RPORecords: records written on the source (by the snapshot's time) that are not on the
-	// target; records written after the snapshot are not known.
-	RPORecords int64 `json:"rpo_records"`
+	// RPORecords: records known to be on the source and not on the target (SourceEnd −
+	// Replicated): the loss is at least this. RPORecordsMax adds the records the source may
+	// have received after SourceEnd was confirmed (its write rate over the snapshot's window times
+	// the time from that confirmation to the source's last sign of life): an estimate of the
+	// most it can be. Equal when nothing suggests more.
+	RPORecords    int64 `json:"rpo_records"`
+	RPORecordsMax int64 `json:"rpo_records_max"`
 }
 
 // Emergency is an emergency failover (the source is down): the Failover to plan, with what the
@@ -41,12 +54,25 @@ type Emergency struct {
 	Ends *flowstate.Ends
 	// CkAges: the --max-checkpoint-age gate's view of each group (when the gate is set).
 	CkAges []CheckpointAge
-	// RPORows and RPOTotal are the loss as the preflight measured it (the max-rpo-records gate's).
-	RPORows  []RPORow
-	RPOTotal int64
+	// RPORows and RPOTotal are the loss as the preflight measured it (the max-rpo-records gate's);
+	// RPOTotalMax the estimate of the most it can be (see RPORow).
+	RPORows     []RPORow
+	RPOTotal    int64
+	RPOTotalMax int64
 
+	env       Env
 	ck        checkpoint.TranslateInput
 	sourceEnd map[cluster.TP]int64
+	// evidence: per source partition, the highest upstream offset a group's checkpoint names
+	// (the source held at least that many offsets), and the group.
+	evidence map[cluster.TP]ckEvidence
+	mu       sync.Mutex
+	pos      map[cluster.TP]snapshot.PositionEvidence // the replicated positions as last read
+}
+
+type ckEvidence struct {
+	offset int64
+	group  string
 }
 
 // PrepareEmergency is the preflight of an emergency failover: srcDown is why the source could not
@@ -109,7 +135,7 @@ func PrepareEmergency(ctx context.Context, env Env, req FailoverRequest, tgt clu
 	} else {
 		gates.judge("ends-snapshot", map[string]any{"snapshot": true, "at": ends.At}, nil, "--accept-loss", req.AcceptLoss)
 	}
-	e := &Emergency{Ends: ends, sourceEnd: map[cluster.TP]int64{}}
+	e := &Emergency{Ends: ends, sourceEnd: map[cluster.TP]int64{}, env: env}
 	var tps []cluster.TP
 	if ends != nil {
 		for t, ps := range ends.Ends {
@@ -123,7 +149,30 @@ func PrepareEmergency(ctx context.Context, env Env, req FailoverRequest, tgt clu
 			}
 		}
 	}
+	// The groups' checkpoints: their positions, and evidence of the source's end.
+	in, _, err := snapshot.TranslateInput(ctx, env.Clusters, f, env.now())
+	if err != nil {
+		return nil, gates, err
+	}
+	e.evidence = map[cluster.TP]ckEvidence{}
+	for _, g := range in.Checkpoints.Groups() {
+		for _, c := range in.Checkpoints.Entries(g) {
+			up, ok := f.UpstreamTopic(c.Topic)
+			if !ok {
+				continue
+			}
+			tp := cluster.TP{Topic: up, Partition: c.Partition}
+			if c.UpstreamOffset > e.evidence[tp].offset {
+				e.evidence[tp] = ckEvidence{offset: c.UpstreamOffset, group: g}
+			}
+			if _, known := e.sourceEnd[tp]; !known && ends == nil {
+				tps = append(tps, tp) // no snapshot (--accept-loss): the checkpoints name the partitions
+				e.sourceEnd[tp] = -1
+			}
+		}
+	}
 	sortTPs(tps)
+	tps = slices.Compact(tps)
 	e.Failover = &Failover{F: f, Tgt: tgt, TPs: tps, Now: env.Now, emergency: e,
 		Opt: FailoverOptions{Mode: "emergency", Emergency: true, Timeout: req.Timeout, By: req.By, Force: req.Force, Reverse: req.Reverse}}
 	rows, total, err := e.RPO(ctx)
@@ -131,6 +180,9 @@ func PrepareEmergency(ctx context.Context, env Env, req FailoverRequest, tgt clu
 		return nil, gates, err
 	}
 	e.RPORows, e.RPOTotal = rows, total
+	for _, r := range rows {
+		e.RPOTotalMax += r.RPORecordsMax
+	}
 	{
 		var problems []string
 		if req.MaxRPO >= 0 && total > req.MaxRPO {
@@ -145,10 +197,6 @@ func PrepareEmergency(ctx context.Context, env Env, req FailoverRequest, tgt clu
 		}
 	}
 	// Groups: those the checkpoints on T know.
-	in, _, err := snapshot.TranslateInput(ctx, env.Clusters, f, env.now())
-	if err != nil {
-		return nil, gates, err
-	}
 	groups := selectGroups(in.Checkpoints.Groups(), req.Groups, req.GroupMatch, req.GroupsRegex, f.GroupFilter)
 	gates.gateGroups(groups, req.Groups, req.GroupsRegex,
 		func(g string) error {
@@ -187,9 +235,9 @@ func PrepareEmergency(ctx context.Context, env Env, req FailoverRequest, tgt clu
 	return e, gates, nil
 }
 
-// RPO is the loss per source partition (in the order of TPs) and its total: records written on
-// the source by the time of the last end-offset snapshot that are not on the target (read after
-// the replicator stopped, its final progress makes the replicated positions exact).
+// RPO is the loss per source partition (in the order of TPs) and its total: records known to be
+// on the source that are not on the target (see RPORow). Read after the replicator stopped, its
+// final progress and offset map make the replicated positions exact.
 func (e *Emergency) RPO(ctx context.Context) ([]RPORow, int64, error) {
 	if len(e.TPs) == 0 {
 		return nil, 0, nil
@@ -202,30 +250,87 @@ func (e *Emergency) RPO(ctx context.Context) ([]RPORow, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	age := int64(-1)
+	e.mu.Lock()
+	e.pos = pos
+	e.mu.Unlock()
+	now := e.now()
+	edge := time.Time{} // the source's last sign of life: when it went down, or the newest confirmation
 	if e.Ends != nil {
-		age = e.now().Sub(e.Ends.At).Milliseconds()
+		edge = e.Ends.At
+		if e.Ends.SourceDownSince != nil && e.Ends.SourceDownSince.After(edge) {
+			edge = *e.Ends.SourceDownSince
+		}
 	}
 	var rows []RPORow
 	var total int64
 	for _, tp := range e.TPs {
 		p := pos[tp].Position
-		r := RPORow{Topic: tp.Topic, Partition: tp.Partition, SourceEnd: e.sourceEnd[tp], SnapshotAgeMs: age,
-			Replicated: p.Next, ReplicatedSource: p.Source, RPORecords: max(0, e.sourceEnd[tp]-p.Next)}
+		r := RPORow{Topic: tp.Topic, Partition: tp.Partition, SourceEnd: -1, SnapshotEnd: -1, SnapshotAgeMs: -1,
+			Replicated: p.Next, ReplicatedSource: p.Source}
+		at := time.Time{}
+		if end, ok := e.sourceEnd[tp]; ok && end >= 0 {
+			at = e.Ends.PartitionAt(tp.Topic, tp.Partition)
+			r.SourceEnd, r.SourceEndHow, r.SnapshotEnd = end, "end-offset snapshot", end
+			r.SnapshotAgeMs = max(0, now.Sub(at).Milliseconds())
+		}
+		if ev, ok := e.evidence[tp]; ok && ev.offset > r.SourceEnd {
+			r.SourceEnd, r.SourceEndHow = ev.offset, "checkpoint of group "+ev.group+" (it read up to there)"
+		}
+		if r.SourceEnd < 0 {
+			r.SourceEndHow = "not known (no end-offset snapshot, no checkpoint)"
+		}
+		r.RPORecords = max(0, r.SourceEnd-p.Next)
+		r.RPORecordsMax = r.RPORecords
+		if rate, ok := e.Ends.Rate(tp.Topic, tp.Partition); ok && !at.IsZero() && edge.After(at) {
+			r.RPORecordsMax += int64(math.Ceil(rate * edge.Sub(at).Seconds()))
+		}
 		total += r.RPORecords
 		rows = append(rows, r)
 	}
 	return rows, total, nil
 }
 
+// translateNow translates the selected groups from what the target holds now (the replicators
+// stopped: their final progress, offset maps and checkpoints are stored): the checkpoints, the
+// offset maps and the replicated positions are read again first.
+func (e *Emergency) translateNow(ctx context.Context) ([]ExactOffset, error) {
+	in, _, err := snapshot.TranslateInput(ctx, e.env.Clusters, e.F, e.env.now())
+	if err != nil {
+		return nil, err
+	}
+	in.Groups = e.ck.Groups
+	e.ck = in
+	if _, _, err := e.RPO(ctx); err != nil {
+		return nil, err
+	}
+	return e.translateFromCheckpoints(), nil
+}
+
 // translateFromCheckpoints translates the selected groups from their checkpoints on the target.
 func (e *Emergency) translateFromCheckpoints() []ExactOffset {
+	e.mu.Lock()
+	pos := e.pos
+	e.mu.Unlock()
 	var out []ExactOffset
 	for _, g := range checkpoint.Translate(e.ck) {
 		for _, r := range g.Rows {
-			out = append(out, ExactOffset{Group: g.Group, Topic: r.SourceTopic, Partition: r.Partition, RemoteTopic: r.TargetTopic,
-				SourceOffset: r.SourceOffset, TargetOffset: r.TargetOffset, Metadata: r.Metadata, Exact: r.Bound == 0, Rereads: r.Bound,
-				Why: fmt.Sprintf("from the checkpoints on %s (%s)", e.F.Target, r.Derived)})
+			x := ExactOffset{Group: g.Group, Topic: r.SourceTopic, Partition: r.Partition, RemoteTopic: r.TargetTopic,
+				SourceOffset: r.SourceOffset, TargetOffset: r.TargetOffset, Metadata: r.Metadata, Exact: r.Exact || r.Bound == 0, Rereads: r.Bound,
+				Why: fmt.Sprintf("from the checkpoints on %s (%s)", e.F.Target, r.Derived)}
+			if r.Why != "" {
+				x.Why += ": " + r.Why
+			}
+			// A group at or past everything the target holds of the partition resumes at the
+			// target's end: the records between are not there (they are in the RPO), and it has
+			// read every record there.
+			if ev, ok := pos[cluster.TP{Topic: r.SourceTopic, Partition: r.Partition}]; ok && ev.Position.Exact && r.SourceOffset >= ev.Position.Next &&
+				ev.Input.TargetEnd >= 0 && x.TargetOffset <= ev.Input.TargetEnd {
+				if x.TargetOffset < ev.Input.TargetEnd {
+					x.Why += fmt.Sprintf("; the group is at or past what %s holds (replicated to %d): it resumes at %s's end %d", e.F.Target, ev.Position.Next, e.F.Target, ev.Input.TargetEnd)
+				}
+				x.TargetOffset, x.Exact, x.Rereads = ev.Input.TargetEnd, true, 0
+			}
+			out = append(out, x)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Group < out[j].Group })

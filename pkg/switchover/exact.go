@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 )
 
@@ -146,7 +147,16 @@ func firstAtOrAfter(rs []rec, off int64) int {
 // must be at the end. When they differ (duplicates on the target from an earlier crash), it keeps
 // the computed offset, which is at or before the true copy (never a skip), and bounds the
 // re-reads by the distance to the first equal record after it.
+//
+// With maps (kmm's offset maps, pkg/offsetmap, by source partition), a position the map knows
+// exactly is anchored on itself: only the record there is read on each side and compared (at
+// any lag, a read of two records instead of the records between the nearest sync and it).
 func TranslateExact(ctx context.Context, src, tgt cluster.Cluster, syncs *offsetsync.Store, cut map[cluster.TP]CutPartition, offs []GroupOffset) ([]ExactOffset, error) {
+	return TranslateExactMaps(ctx, src, tgt, syncs, nil, cut, offs)
+}
+
+// TranslateExactMaps is TranslateExact with the offset maps as anchors where they are exact.
+func TranslateExactMaps(ctx context.Context, src, tgt cluster.Cluster, syncs *offsetsync.Store, maps map[cluster.TP]*offsetmap.Map, cut map[cluster.TP]CutPartition, offs []GroupOffset) ([]ExactOffset, error) {
 	byTP := map[cluster.TP][]GroupOffset{}
 	for _, o := range offs {
 		byTP[o.TP] = append(byTP[o.TP], o)
@@ -171,7 +181,7 @@ func TranslateExact(ctx context.Context, src, tgt cluster.Cluster, syncs *offset
 	res := make([][]ExactOffset, len(tps))
 	err := forEach(ctx, len(tps), partitionConcurrency, func(i int) error {
 		var err error
-		res[i], err = translatePartition(ctx, src, tgt, syncs, tps[i], cut[tps[i]], byTP[tps[i]])
+		res[i], err = translatePartition(ctx, src, tgt, syncs, maps[tps[i]], tps[i], cut[tps[i]], byTP[tps[i]])
 		return err
 	})
 	if err != nil {
@@ -182,6 +192,78 @@ func TranslateExact(ctx context.Context, src, tgt cluster.Cluster, syncs *offset
 		out = append(out, r...)
 	}
 	return out, nil
+}
+
+// mapExact translates the group offsets the offset map knows exactly, and proves each: the
+// record at the result on the target equals the record at the group's offset on the source, or
+// both are at the end. The records are read once per side over the offsets' span. The offsets
+// it could not prove are returned for the caller to walk.
+func mapExact(ctx context.Context, src, tgt cluster.Cluster, om *offsetmap.Map, tp cluster.TP, c CutPartition, offs []GroupOffset) (done []ExactOffset, rest []GroupOffset, err error) {
+	type cand struct {
+		o  GroupOffset
+		g  int64
+		tr offsetmap.Translation
+	}
+	var cs []cand
+	sLo, sHi, tLo, tHi := int64(-1), int64(-1), int64(-1), int64(-1)
+	for _, o := range offs {
+		g := min(o.Offset, c.SourceEnd)
+		tr := om.Translate(g, c.TargetEnd)
+		if !tr.Known || !tr.Exact || tr.Target > c.TargetEnd {
+			rest = append(rest, o)
+			continue
+		}
+		cs = append(cs, cand{o, g, tr})
+		if g < c.SourceEnd {
+			if sLo < 0 || g < sLo {
+				sLo = g
+			}
+			sHi = max(sHi, g+1)
+		}
+		if tr.Target < c.TargetEnd {
+			if tLo < 0 || tr.Target < tLo {
+				tLo = tr.Target
+			}
+			tHi = max(tHi, tr.Target+1)
+		}
+	}
+	if len(cs) == 0 {
+		return nil, rest, nil
+	}
+	var sRecs, tRecs []rec
+	if sLo >= 0 {
+		// To the source's end at most: the first record at or after the highest offset.
+		if sRecs, err = readRange(ctx, src, tp, sLo, c.SourceEnd); err != nil {
+			return nil, nil, fmt.Errorf("reading %s[%d] on the source: %w", tp.Topic, tp.Partition, err)
+		}
+	}
+	if tLo >= 0 {
+		if tRecs, err = readRange(ctx, tgt, c.Remote, tLo, tHi); err != nil {
+			return nil, nil, fmt.Errorf("reading %s[%d] on the target: %w", c.Remote.Topic, c.Remote.Partition, err)
+		}
+	}
+	for _, x := range cs {
+		e := ExactOffset{Group: x.o.Group, Topic: tp.Topic, Partition: tp.Partition, RemoteTopic: c.Remote.Topic, SourceOffset: x.o.Offset,
+			Metadata: x.o.Metadata, TargetOffset: x.tr.Target, Exact: true, Rereads: x.tr.Rereads}
+		si := firstAtOrAfter(sRecs, x.g)
+		ti := firstAtOrAfter(tRecs, x.tr.Target)
+		sEnd := x.g >= c.SourceEnd || si >= len(sRecs)
+		tEnd := x.tr.Target >= c.TargetEnd || ti >= len(tRecs) || tRecs[ti].off != x.tr.Target
+		switch {
+		case sEnd && x.tr.Target >= c.TargetEnd:
+			e.Why = fmt.Sprintf("caught up: the end of both partitions (%s)", x.tr.Why)
+		case !sEnd && !tEnd && sRecs[si].dig == tRecs[ti].dig:
+			e.Why = fmt.Sprintf("record at %d on the target equals the record at %d on the source (%s)", x.tr.Target, sRecs[si].off, x.tr.Why)
+		default:
+			rest = append(rest, x.o) // not proved: walk the records
+			continue
+		}
+		if x.tr.Rereads > 0 {
+			e.Why += fmt.Sprintf("; %d record(s) after it are copies the group reads again (a range copied twice)", x.tr.Rereads)
+		}
+		done = append(done, e)
+	}
+	return done, rest, nil
 }
 
 // partitionConcurrency is how many partitions TranslateExact reads at a time, and how many
@@ -231,8 +313,18 @@ func forEach(ctx context.Context, n, width int, f func(i int) error) error {
 
 // translatePartition translates the group offsets offs of one source partition tp exactly (see
 // TranslateExact).
-func translatePartition(ctx context.Context, src, tgt cluster.Cluster, syncs *offsetsync.Store, tp cluster.TP, c CutPartition, offs []GroupOffset) ([]ExactOffset, error) {
+func translatePartition(ctx context.Context, src, tgt cluster.Cluster, syncs *offsetsync.Store, om *offsetmap.Map, tp cluster.TP, c CutPartition, offs []GroupOffset) ([]ExactOffset, error) {
 	var out []ExactOffset
+	if om != nil { // the offset map's exact positions, each proved by the record there
+		done, rest, err := mapExact(ctx, src, tgt, om, tp, c, offs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, done...)
+		if offs = rest; len(offs) == 0 {
+			return out, nil
+		}
+	}
 	{
 		starts, err := src.ListOffsets(ctx, []cluster.TP{tp}, cluster.Earliest)
 		if err != nil {

@@ -111,6 +111,14 @@ func (fb *Failback) translate(ctx context.Context) ([]ExactOffset, error) {
 	if err != nil {
 		return nil, err
 	}
+	onS := map[string]map[cluster.TP]cluster.OffsetMeta{} // the groups' own positions on S
+	for _, g := range fb.Groups {
+		m, err := fb.S.ListGroupOffsets(ctx, g)
+		if err != nil {
+			return nil, fmt.Errorf("reading the offsets of group %s on %s: %w", g, f.Source, err)
+		}
+		onS[g] = m
+	}
 	for i := range rows {
 		e := &rows[i]
 		e.Why = "reverse translation over " + f.Name() + ": " + e.Why
@@ -120,14 +128,25 @@ func (fb *Failback) translate(ctx context.Context) ([]ExactOffset, error) {
 				n, f.Target, e.Topic, f.Source, f.Source)
 		}
 		src := cluster.TP{Topic: e.RemoteTopic, Partition: e.Partition}
-		sr, ok := stranded[src]
-		if !ok || sr.Records == 0 {
+		sr, hasStranded := stranded[src]
+		hasStranded = hasStranded && sr.Records > 0
+		// Never backwards on S: the group's own position there (kept since before the failover)
+		// is where it had read to; going below it would hand it those records again. Only
+		// --stranded deliver asks for records again (the stranded ones, which it may have read).
+		if cur, ok := onS[e.Group][src]; ok && cur.Offset > e.TargetOffset && fb.Opt.Stranded != StrandedDeliver {
+			e.Why += fmt.Sprintf("; kept the group's own position %d on %s (the translation, %d, is behind it: never moved backwards)", cur.Offset, f.Source, e.TargetOffset)
+			if e.Rereads > 0 {
+				e.Rereads = max(0, e.Rereads-(cur.Offset-e.TargetOffset))
+			}
+			e.TargetOffset = cur.Offset
+		}
+		if !hasStranded {
 			continue
 		}
 		switch {
-		case e.TargetOffset == sr.From && fb.Opt.Stranded != StrandedDeliver:
+		case e.TargetOffset >= sr.From && e.TargetOffset < sr.To && fb.Opt.Stranded != StrandedDeliver:
+			e.Why += fmt.Sprintf("; moved past %d stranded record(s) [%d, %d) (--stranded %s)", sr.To-e.TargetOffset, e.TargetOffset, sr.To, fb.Opt.Stranded)
 			e.TargetOffset = sr.To
-			e.Why += fmt.Sprintf("; moved past %d stranded record(s) [%d, %d) (--stranded %s)", sr.Records, sr.From, sr.To, fb.Opt.Stranded)
 		case e.TargetOffset <= sr.From:
 			e.Why += fmt.Sprintf("; the group will read the %d stranded record(s) [%d, %d) after the cut", sr.Records, sr.From, sr.To)
 		}

@@ -538,8 +538,15 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 		return fo.translated, nil
 	}
 	if fo.emergency != nil {
-		fo.translated = fo.emergency.translateFromCheckpoints()
-		return fo.translated, nil
+		tr, err := fo.emergency.translateNow(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if tr == nil {
+			tr = []ExactOffset{}
+		}
+		fo.translated = tr
+		return tr, nil
 	}
 	f := fo.F
 	ends, err := fo.ends(ctx)

@@ -140,17 +140,29 @@ func offsetsInEffect(ctx context.Context, g cluster.Groups, group string, want m
 }
 
 // commitNumbers are the report numbers of a commit step of translated rows: partitions
-// committed, how many exact, the sum of the re-read bounds of the others; never a skip.
+// committed, how many exact, the sum of the rows' re-reads (at most); never a skip. Rows whose
+// re-reads are not known are counted as rereads_unknown, and rereads_max is then left out: an
+// unknown is never summed as 0.
 func commitNumbers(partitions int, rows []ExactOffset) map[string]int64 {
-	exact, bound := int64(0), int64(0)
+	exact, sum, unknown := int64(0), int64(0), int64(0)
 	for _, r := range rows {
 		if r.Exact {
 			exact++
-		} else if r.Rereads > 0 {
-			bound += r.Rereads
+		}
+		switch {
+		case r.Rereads < 0:
+			unknown++
+		default:
+			sum += r.Rereads
 		}
 	}
-	return map[string]int64{"partitions": int64(partitions), "exact": exact, "rereads_max": bound, "skips": 0}
+	n := map[string]int64{"partitions": int64(partitions), "exact": exact, "skips": 0}
+	if unknown > 0 {
+		n["rereads_unknown"] = unknown
+	} else {
+		n["rereads_max"] = sum
+	}
+	return n
 }
 
 // groupConcurrency is how many groups' offsets are checked and committed at a time: each group

@@ -20,7 +20,13 @@ type emergencyEnvelope struct {
 	Gates     switchover.Gates    `json:"gates"`
 	RTOMillis int64               `json:"rto_ms,omitempty"`
 	RPO       []switchover.RPORow `json:"rpo"`
-	RPOTotal  int64               `json:"rpo_records"`
+	// RPOTotal (= RPOMin): records known to be on the source and not on the target; RPOMax the
+	// estimate of the most it can be; RPOAgeMs how old the freshest knowledge of the source's
+	// end is (-1: none).
+	RPOTotal int64 `json:"rpo_records"`
+	RPOMin   int64 `json:"rpo_records_min"`
+	RPOMax   int64 `json:"rpo_records_max"`
+	RPOAgeMs int64 `json:"rpo_age_ms"`
 	// CheckpointAges: the --max-checkpoint-age gate's view of each group (when the gate is set).
 	CheckpointAges []switchover.CheckpointAge `json:"checkpoint_ages,omitempty"`
 }
@@ -56,12 +62,15 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 	ex := &plan.Executor{Journal: journal, Actions: e.Actions()}
 	applied, err := cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
 	env := emergencyEnvelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(), Items: e.Translated()},
-		Plan: p, Gates: gates, RPO: e.RPORows, RPOTotal: e.RPOTotal, CheckpointAges: e.CkAges}
+		Plan: p, Gates: gates, RPO: e.RPORows, RPOTotal: e.RPOTotal, RPOMin: e.RPOTotal, RPOMax: e.RPOTotalMax, RPOAgeMs: -1, CheckpointAges: e.CkAges}
 	if applied != nil && applied.Report != nil {
 		env.Report = applied.Report
 		// After the replicator stopped, its final progress makes the RPO exact.
 		if r2, t2, rerr := e.RPO(ctx); rerr == nil {
-			env.RPO, env.RPOTotal = r2, t2
+			env.RPO, env.RPOTotal, env.RPOMin, env.RPOMax = r2, t2, t2, 0
+			for _, r := range r2 {
+				env.RPOMax += r.RPORecordsMax
+			}
 		} else {
 			fmt.Fprintf(ios.ErrOut, "kmm: re-reading the replicated positions after the stop: %v (the RPO is the one before it)\n", rerr)
 		}
@@ -73,10 +82,15 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 		ev.RTOMillis, ev.RTONote = env.RTOMillis, "start to the last group commit: consumers may resume on "+f.Target
 	}
 	ev.Translations, ev.CkAges, ev.RPOTotal = e.Translated(), e.CkAges, env.RPOTotal
-	ev.RPONote = fmt.Sprintf("written on %s by the time of the last end-offset snapshot and not on %s; records written after it are not known", f.Source, f.Target)
+	for _, r := range env.RPO {
+		if r.SnapshotAgeMs >= 0 && (env.RPOAgeMs < 0 || r.SnapshotAgeMs < env.RPOAgeMs) {
+			env.RPOAgeMs = r.SnapshotAgeMs
+		}
+	}
+	ev.RPONote = rpoNote(f.Source, f.Target, env.RPOMin, env.RPOMax, env.RPOAgeMs)
 	for _, r := range env.RPO {
 		ev.RPO = append(ev.RPO, drshared.RPOLine{Topic: r.Topic, Partition: r.Partition, SourceEnd: r.SourceEnd, Replicated: r.Replicated,
-			How: fmt.Sprintf("%s; snapshot %d ms old", r.ReplicatedSource, r.SnapshotAgeMs), Records: r.RPORecords})
+			How: fmt.Sprintf("source end: %s, %s old; replicated: %s; at most %d", r.SourceEndHow, age(r.SnapshotAgeMs), r.ReplicatedSource, r.RPORecordsMax), Records: r.RPORecords})
 	}
 	if e.Ends == nil {
 		ev.Notes = append(ev.Notes, "no source end-offset snapshot on "+f.Target+": the RPO is not known (--accept-loss)")
@@ -96,12 +110,37 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 	}
 	var cells [][]string
 	for _, r := range env.RPO {
-		cells = append(cells, []string{r.Topic, fmt.Sprint(r.Partition), fmt.Sprint(r.SourceEnd), fmt.Sprint(r.Replicated), r.ReplicatedSource,
-			fmt.Sprint(r.RPORecords), (time.Duration(r.SnapshotAgeMs) * time.Millisecond).Round(time.Second).String()})
+		end := "?"
+		if r.SourceEnd >= 0 {
+			end = fmt.Sprint(r.SourceEnd)
+		}
+		cells = append(cells, []string{r.Topic, fmt.Sprint(r.Partition), end, r.SourceEndHow, age(r.SnapshotAgeMs), fmt.Sprint(r.Replicated), r.ReplicatedSource,
+			fmt.Sprint(r.RPORecords), fmt.Sprint(r.RPORecordsMax)})
 	}
-	if terr := output.Table(ios.Out, []string{"TOPIC", "PARTITION", "SOURCE END (SNAPSHOT)", "REPLICATED", "HOW KNOWN", "RPO RECORDS", "SNAPSHOT AGE"}, cells); terr != nil && err == nil {
+	if terr := output.Table(ios.Out, []string{"TOPIC", "PARTITION", "SOURCE END", "HOW KNOWN", "AGE", "REPLICATED", "HOW KNOWN", "RPO RECORDS", "AT MOST"}, cells); terr != nil && err == nil {
 		err = terr
 	}
-	fmt.Fprintf(ios.Out, "RPO %d record(s) written on %s by the snapshot's time are not on %s; records written after it are not known\n", env.RPOTotal, f.Source, f.Target)
+	fmt.Fprintf(ios.Out, "RPO %s\n", rpoNote(f.Source, f.Target, env.RPOMin, env.RPOMax, env.RPOAgeMs))
 	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
+}
+
+// rpoNote words an emergency failover's RPO: the records known lost, the estimate of the most,
+// and how old the knowledge of the source's end is.
+func rpoNote(src, tgt string, lo, hi, ageMs int64) string {
+	if ageMs < 0 && lo == 0 {
+		return fmt.Sprintf("not known: nothing on %s says where %s's partitions ended (no end-offset snapshot, no checkpoint)", tgt, src)
+	}
+	s := fmt.Sprintf("%d record(s) known written on %s and not on %s (its end known as of %s before the cut)", lo, src, tgt, age(ageMs))
+	if hi > lo {
+		s += fmt.Sprintf("; at most about %d with what %s may have received after that, at its recent write rate", hi, src)
+	}
+	return s
+}
+
+// age words a duration in milliseconds for a table ("?" when unknown).
+func age(ms int64) string {
+	if ms < 0 {
+		return "?"
+	}
+	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
 }
