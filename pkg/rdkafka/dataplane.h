@@ -24,6 +24,15 @@ typedef struct rd_kafka_op_s rd_kafka_event_t;
 typedef struct rd_kafka_headers_s rd_kafka_headers_t;
 typedef struct rd_kafka_error_s rd_kafka_error_t;
 typedef int rd_kafka_resp_err_t;
+typedef enum rd_kafka_type_t {
+	RD_KAFKA_PRODUCER,
+	RD_KAFKA_CONSUMER
+} rd_kafka_type_t;
+typedef enum rd_kafka_timestamp_type_t {
+	RD_KAFKA_TIMESTAMP_NOT_AVAILABLE,
+	RD_KAFKA_TIMESTAMP_CREATE_TIME,
+	RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME
+} rd_kafka_timestamp_type_t;
 
 typedef struct rd_kafka_message_s {
 	rd_kafka_resp_err_t err;
@@ -119,7 +128,7 @@ rd_kafka_conf_t *rd_kafka_conf_new(void);
 int rd_kafka_conf_set(rd_kafka_conf_t *conf, const char *name, const char *value, char *errstr, size_t errstr_size);
 void rd_kafka_conf_set_events(rd_kafka_conf_t *conf, int events);
 void rd_kafka_conf_destroy(rd_kafka_conf_t *conf);
-rd_kafka_t *rd_kafka_new(int type, rd_kafka_conf_t *conf, char *errstr, size_t errstr_size);
+rd_kafka_t *rd_kafka_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr, size_t errstr_size);
 void rd_kafka_destroy(rd_kafka_t *rk);
 const char *rd_kafka_name(const rd_kafka_t *rk);
 rd_kafka_queue_t *rd_kafka_queue_get_consumer(rd_kafka_t *rk);
@@ -141,7 +150,7 @@ const char *rd_kafka_event_stats(rd_kafka_event_t *rkev);
 int rd_kafka_event_log(rd_kafka_event_t *rkev, const char **fac, const char **str, int *level);
 void rd_kafka_message_destroy(rd_kafka_message_t *rkmessage);
 const char *rd_kafka_message_errstr(const rd_kafka_message_t *rkmessage);
-int64_t rd_kafka_message_timestamp(const rd_kafka_message_t *rkmessage, int *tstype);
+int64_t rd_kafka_message_timestamp(const rd_kafka_message_t *rkmessage, rd_kafka_timestamp_type_t *tstype);
 rd_kafka_resp_err_t rd_kafka_message_detach_headers(rd_kafka_message_t *rkmessage, rd_kafka_headers_t **hdrsp);
 rd_kafka_headers_t *rd_kafka_headers_new(size_t initial_count);
 void rd_kafka_headers_destroy(rd_kafka_headers_t *hdrs);
