@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 50m
 
 DIST := dist/kmm-$(VERSION)-linux-amd64
 
-.PHONY: dist help build test test-faults unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke bench-failover
+.PHONY: dist help build test test-faults test-sanitize unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke bench-failover
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -39,6 +39,12 @@ test-faults: build testbed-up ## the fault suite (~7 min): kill -9 x10, broker s
 	rm -rf $(FAULTS_OUT)
 	KMM_BIN=$(CURDIR)/bin/kmm KMM_REQUIRE_TESTBED=1 KMM_FAULTS_OUT=$(FAULTS_OUT) $(GO) test -count=1 -v -parallel 4 -timeout 20m -run '^TestFault' ./e2e
 	$(GO) run ./scripts/faultsdoc $(FAULTS_OUT) docs/reliability.md
+
+# The C data plane (pkg/rdkafka's dataplane.c, scan.c) under ASan + LSan and UBSan: its kfake
+# tests and its real-bed tests, built with `go test -asan` and -fsanitize=undefined (halting on
+# the first finding); any sanitizer report fails. scripts/test-sanitize.sh lists the tests.
+test-sanitize: testbed-up ## the C data plane's tests (kfake + real bed) under AddressSanitizer, LeakSanitizer and UBSan (~1-3 min)
+	GO=$(GO) scripts/test-sanitize.sh
 
 # make unit links ~35 test binaries, ~20 of them with the static librdkafka: without DWARF
 # (-ldflags=-w; stack traces do not need it) each cgo link takes less. Most of its test time

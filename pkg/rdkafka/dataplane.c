@@ -94,7 +94,7 @@ const char *kmm_dp_rk_name(rd_kafka_t *rk) { return rd_kafka_name(rk); }
 kmm_dp *kmm_dp_new(rd_kafka_t *cons, rd_kafka_conf_t *pconf, char *errstr, size_t errsize) {
 	kmm_dp *dp = calloc(1, sizeof(*dp));
 	rd_kafka_conf_set_events(pconf, KMM_EVENT_DR | KMM_EVENT_STATS | KMM_EVENT_ERROR);
-	dp->prod = rd_kafka_new(0 /* RD_KAFKA_PRODUCER */, pconf, errstr, errsize);
+	dp->prod = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, errstr, errsize);
 	if (!dp->prod) {
 		rd_kafka_conf_destroy(pconf);
 		free(dp);

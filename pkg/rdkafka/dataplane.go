@@ -1,6 +1,10 @@
 package rdkafka
 
 /*
+// The package's C (dataplane.c, scan.c, the preambles) compiles with every warning of -Wall
+// -Wextra as an error, in every build (make build, go test, go vet): cgo applies a package's
+// CFLAGS to all its C. make test-sanitize runs the C plane's tests under ASan and UBSan.
+#cgo CFLAGS: -Wall -Wextra -Werror
 #include <stdlib.h>
 #include "dataplane.h"
 */

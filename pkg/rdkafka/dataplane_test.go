@@ -57,6 +57,11 @@ func (h *runHandler) AckedRun(p *rdkafka.CopyPart, r rdkafka.AckRun) {
 func (h *runHandler) Gap(*rdkafka.CopyPart, int64, int64) {}
 func (h *runHandler) Warn(side string, err error)         { h.t.Logf("warn %s: %v", side, err) }
 
+// isEcho: the record's origin is B, the copier's target.
+func isEcho(r rdkafka.Record) bool {
+	return r.Headers != nil && r.Headers[0].Key == rdkafka.HeaderOrigin && string(r.Headers[0].Value) == "B"
+}
+
 // The C data plane copies records byte for byte (keys, null keys, tombstones, headers,
 // timestamps) in order per partition, stamps the provenance header, skips echoes (records whose
 // origin is the target) while still acknowledging past them, reports acknowledgements per run
@@ -134,10 +139,21 @@ func TestDataPlaneCopy(t *testing.T) {
 	if h.recs != int64(n-echoes) || cp.Echoes() != int64(echoes) {
 		t.Fatalf("acknowledged %d records and %d echoes skipped, want %d and %d", h.recs, cp.Echoes(), n-echoes, echoes)
 	}
-	if h.calls*20 > n {
-		t.Fatalf("%d handler calls for %d records: acknowledgements are not batched", h.calls, n)
+	// A run never spans an echo (its source offset is skipped), so the echoes alone force 1,441
+	// calls: the batching is judged on the calls beyond that floor, ~15 in a quiet run, ~60
+	// under make test-sanitize's sanitizers; per-record acknowledgements would make ~27,000.
+	// (Judged on all calls, against n/20, the bound was 3 % above a quiet run and a run under
+	// the sanitizers went over it.)
+	floor := 0
+	for i := range recs {
+		if !isEcho(recs[i]) && (i < parts || isEcho(recs[i-parts])) {
+			floor++ // the first record of a stretch of records between echoes
+		}
 	}
-	t.Logf("%d records in %d handler calls", n, h.calls)
+	if (h.calls-floor)*100 > n {
+		t.Fatalf("%d handler calls for %d records, %d beyond the %d runs the echoes force: acknowledgements are not batched", h.calls, n, h.calls-floor, floor)
+	}
+	t.Logf("%d records in %d handler calls (%d runs forced by echoes)", n, h.calls, floor)
 	h.mu.Unlock()
 
 	got := bed.B.ConsumeN(t, dst, parts, n-echoes, time.Minute)

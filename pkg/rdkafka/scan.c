@@ -217,7 +217,7 @@ static uint64_t hash_message(kmm_scan *s, const rd_kafka_message_t *m, int with_
 			break;
 		}
 	}
-	int tstype = 0;
+	rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
 	int64_t ts = rd_kafka_message_timestamp(m, &tstype);
 	if (ts == -1)
 		ts = KMM_NO_TS;

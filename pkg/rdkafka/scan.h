@@ -4,11 +4,7 @@
 #ifndef KMM_SCAN_H
 #define KMM_SCAN_H
 
-#include "dataplane.h"
-
-rd_kafka_resp_err_t rd_kafka_message_headers(const rd_kafka_message_t *rkmessage, rd_kafka_headers_t **hdrsp);
-size_t rd_kafka_header_cnt(const rd_kafka_headers_t *hdrs);
-rd_kafka_resp_err_t rd_kafka_header_get_all(const rd_kafka_headers_t *hdrs, size_t idx, const char **namep, const void **valuep, size_t *sizep);
+#include "dataplane.h" // (librdkafka's declarations: rdkafka_types.h, rdkafka_funcs.h)
 
 // One record as a scan sees it: the layout of pkg/cluster's Digest.
 typedef struct {
