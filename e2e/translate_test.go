@@ -65,11 +65,14 @@ func TestTranslateOffsets(t *testing.T) {
 		if r := rows[0]; r.TargetTopic != remote || r.TargetOffset != 200 || !r.Exact || r.SourceOffset != 200 {
 			return fmt.Errorf("caught-up partition: %+v", r)
 		}
+		// A group 143 records behind the head: exact from kmm's offset map (stored with the
+		// progress; MM2's offset syncs would only give the nearest older sync), once the map
+		// that covers it is stored.
+		if r := rows[1]; r.TargetOffset != 57 || !r.Exact || r.Bound != 0 || r.Derived != "offset-map" {
+			return fmt.Errorf("lagging partition: %+v", r)
+		}
 		return nil
 	})
-	if r := rows[1]; r.TargetOffset > 57 || r.Bound < 0 || 57-r.TargetOffset > r.Bound+1 {
-		t.Fatalf("lagging partition: %+v", r)
-	}
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}

@@ -72,10 +72,17 @@ type State string
 
 // States, worst last.
 const (
-	OK       State = "OK"
-	Degraded State = "DEGRADED"
-	Down     State = "DOWN"
+	OK State = "OK"
+	// FailedOver: the flow was failed over on purpose (__kmm_state FAILED_OVER): its target is
+	// the primary and kmm replicate does not run it until failback. Not a fault (exit 0); its
+	// target unreachable is still DOWN.
+	FailedOver State = "FAILED_OVER"
+	Degraded   State = "DEGRADED"
+	Down       State = "DOWN"
 )
+
+// Healthy reports whether the state needs nobody's attention (OK, or FAILED_OVER on purpose).
+func (s State) Healthy() bool { return s == OK || s == FailedOver }
 
 // Limits tune the judgement.
 type Limits struct {
@@ -158,10 +165,24 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 	}
 	r.CheckpointAgeMs = age(now, newestCk)
 	worse := func(st State, format string, args ...any) {
-		if st == Down || (st == Degraded && r.State == OK) {
+		if st == Down || (st == Degraded && r.State.Healthy()) {
 			r.State = st
 		}
 		r.Reasons = append(r.Reasons, fmt.Sprintf(format, args...))
+	}
+	if s.DRState == "FAILED_OVER" {
+		// Failed over on purpose: the target is the primary; the replication checks (heartbeats,
+		// progress, checkpoints, the source's reachability) do not apply until failback.
+		r.State = FailedOver
+		r.Reasons = append(r.Reasons, fmt.Sprintf("failed over to %s (%s): %s is the primary; kmm replicate does not run %s until kmm failback FILE --flow '%s'",
+			s.Target, s.DRDetail, s.Target, s.Flow, s.Flow))
+		if s.TargetErr != nil {
+			worse(Down, "target cluster %s (%s), the primary since the failover, is unreachable: %v", s.Target, s.TargetBoot, s.TargetErr)
+		}
+		if s.SourceErr != nil {
+			r.Reasons = append(r.Reasons, fmt.Sprintf("source cluster %s (%s) is unreachable (%v); failback needs it", s.Source, s.SourceBoot, s.SourceErr))
+		}
+		return r
 	}
 	if s.TargetErr != nil {
 		worse(Down, "target cluster %s (%s) is unreachable: %v", s.Target, s.TargetBoot, s.TargetErr)
@@ -257,7 +278,7 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 			switch {
 			case g.Behind && g.LastCheckpoint.IsZero():
 				worse(Degraded, "group %s has committed offsets on %s but no checkpoint on %s", g.Group, s.Source, s.Target)
-			case g.Behind && now.Sub(g.LastCheckpoint) > maxCk:
+			case g.Behind && now.Sub(g.LastCheckpoint) > maxCk && s.SourceErr == nil:
 				worse(Degraded, "checkpoints for group %s are %s old while it keeps committing on %s", g.Group, human(now.Sub(g.LastCheckpoint).Milliseconds()), s.Source)
 			}
 			if s.GroupSync && g.ActiveOnTarget > 0 {

@@ -179,6 +179,10 @@ func ComputeGroups(ins []GroupInput) []GroupLag {
 		if in.Translated < 0 {
 			r.WouldReread = -1
 		}
+		if r.WouldReread > 0 && in.TargetEnd >= 0 && in.Translated >= 0 {
+			// Records read again are records the target holds after the translated offset.
+			r.WouldReread = min(r.WouldReread, max(0, in.TargetEnd-in.Translated))
+		}
 		if in.SourceEnd >= 0 && in.Next >= 0 {
 			from := max(in.Next, in.Committed)
 			r.CouldMiss = max(0, in.SourceEnd-from)

@@ -691,7 +691,7 @@ func (e *engine) loop(ctx context.Context) error {
 
 // EndsEvery is how often the source's end offsets are read (and the copiers' fetch high
 // watermarks folded in), and the ends snapshot written to __kmm_state on the target.
-const EndsEvery = time.Second
+const EndsEvery = 500 * time.Millisecond
 
 // promoteSyncs turns every partition's delayed offset sync into a pending one (MM2 does this
 // at every commit).

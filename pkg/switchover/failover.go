@@ -3,6 +3,7 @@ package switchover
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
@@ -592,7 +594,11 @@ func (fo *Failover) translate(ctx context.Context) ([]ExactOffset, error) {
 			}
 		}
 	}
-	tr, err := TranslateExact(ctx, fo.Src, fo.Tgt, syncs, fo.cut, offs)
+	maps, err := mm2read.ReadOffsetMaps(ctx, fo.Tgt, f.OffsetMapTopic())
+	if err != nil && !errors.Is(err, mm2read.ErrNoTopic) {
+		return nil, err
+	}
+	tr, err := TranslateExactMaps(ctx, fo.Src, fo.Tgt, syncs, maps, fo.cut, offs)
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
 	for _, st := range sts {
 		r := health.Evaluate(st, now, o.Limits)
 		reps = append(reps, r)
-		if r.State != health.OK {
+		if !r.State.Healthy() {
 			bad = append(bad, r.Flow+" "+string(r.State))
 		}
 	}
