@@ -67,9 +67,10 @@
 // partitions_unknown, partitions_behind, source_ends_at, source_ends_age_seconds,
 // lost_to_retention_records, worst:[...]}, failover_now:{status, computed_at, age_seconds,
 // took_seconds, every_seconds, last_attempt_at, error, records_not_on_target,
-// records_not_on_target_min, exact, position_sources, evidence_age_seconds, partitions,
-// groups:[{group, partitions, would_reread, would_reread_unknown_partitions, could_miss,
-// could_miss_min, could_miss_unknown_partitions, lag_on_source, lag_on_target}]},
+// records_not_on_target_min, oldest_not_on_target_seconds, exact, position_sources,
+// evidence_age_seconds, partitions, groups:[{group, partitions, would_reread,
+// would_reread_unknown_partitions, could_miss, could_miss_min, could_miss_unknown_partitions,
+// lag_on_source, lag_on_target}]},
 // checkpoints, transactions, rate_limit, workers}], "events":[{time, type, level, flow,
 // cluster, message}]}. A section that does not apply is null (lag of a heartbeats-only flow,
 // transactions of an at-least-once flow, workers without kmm.workers.enabled).

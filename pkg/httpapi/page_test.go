@@ -59,7 +59,7 @@ func pageReadings() []FlowReading {
 	return []FlowReading{
 		{Flow: "A->B", Every: 15 * time.Second, Attempted: testNow.Add(-2 * time.Second), Err: "cluster B is down: connection refused",
 			At: testNow.Add(-20 * time.Second), Took: 1500 * time.Millisecond,
-			Cost: &FailoverCost{Partitions: 3, NotOnTarget: 45, NotOnTargetMin: 40, PositionSources: map[string]int{"live": 2, "stored-progress": 1},
+			Cost: &FailoverCost{Partitions: 3, NotOnTarget: 45, NotOnTargetMin: 40, OldestSeconds: 17.5, PositionSources: map[string]int{"live": 2, "stored-progress": 1},
 				OldestAsOf: testNow.Add(-25 * time.Second),
 				Groups: []GroupCost{{Group: "billing", Partitions: 3, WouldReread: 7, RereadUnknown: 1, CouldMiss: 5, CouldMissMin: 5, LagOnSource: 9, LagOnTarget: 14},
 					{Group: "lost", Partitions: 1, RereadUnknown: 1, MissUnknown: 1, LagOnSource: -1, LagOnTarget: -1}}},
@@ -135,7 +135,8 @@ func TestStatusPageWithoutScript(t *testing.T) {
 		`data-k="state">REPLICATING</span>`, `data-k="health">DOWN</span>`, `data-k="state">HEARTBEATS</span>`,
 		`data-k="state">FAILED_OVER</span>`, "epoch 2", "read from __kmm_state 1 s ago",
 		// fail over now: the numbers, their range, how old, how known, and the last attempt's error
-		`data-k="not-on-target" data-value="45">40..45</span> records not on B`, "computed 20 s ago in 1.5 s, every 15 s",
+		`data-k="not-on-target" data-value="45">40..45</span> records not on B, the oldest 18 s old`, "computed 20 s ago in 1.5 s, every 15 s",
+		"≈ time since the last progress, not the oldest record's age;",
 		"live: 2, stored-progress: 1", "last attempt: <span class=\"err\">cluster B is down: connection refused</span>",
 		`<tr data-group="billing">`, `data-k="would-reread" data-value="7">7 <small>(+1 unknown)</small>`, `data-k="could-miss" data-value="5">5</td>`,
 		`<tr data-group="lost">`, `data-k="would-reread" data-value="">? <small>(+1 unknown)</small>`,

@@ -82,6 +82,9 @@ type FailoverCost struct {
 	NotOnTarget, NotOnTargetMin int64
 	// Exact: every partition's replicated position is exact.
 	Exact bool
+	// OldestSeconds is the age of the oldest record not known to be on the target, as of the
+	// reading (kmm lag's LAG TIME: the record's timestamp); 0 when none is missing or unknown.
+	OldestSeconds float64
 	// PositionSources counts partitions by the evidence of their position (pkg/lag's
 	// FromLive, FromTargetEnd, FromProgress, FromNone).
 	PositionSources map[string]int

@@ -151,13 +151,16 @@ type failoverView struct {
 	Error         *string    `json:"error"`
 	// RecordsNotOnTarget: source records not known to be on the target (kmm lag's LAG summed);
 	// RecordsNotOnTargetMin the least it can be where positions are estimates.
-	RecordsNotOnTarget    *int64         `json:"records_not_on_target"`
-	RecordsNotOnTargetMin *int64         `json:"records_not_on_target_min"`
-	Exact                 *bool          `json:"exact"`
-	PositionSources       map[string]int `json:"position_sources"`
-	EvidenceAgeSeconds    *float64       `json:"evidence_age_seconds"` // the oldest position's age
-	Partitions            *int           `json:"partitions"`
-	Groups                []groupCost    `json:"groups"`
+	RecordsNotOnTarget    *int64 `json:"records_not_on_target"`
+	RecordsNotOnTargetMin *int64 `json:"records_not_on_target_min"`
+	// OldestNotOnTargetSeconds: the age of the oldest of them when computed (its timestamp);
+	// null when every record is on the target or the age is unknown.
+	OldestNotOnTargetSeconds *float64       `json:"oldest_not_on_target_seconds"`
+	Exact                    *bool          `json:"exact"`
+	PositionSources          map[string]int `json:"position_sources"`
+	EvidenceAgeSeconds       *float64       `json:"evidence_age_seconds"` // the oldest position's age
+	Partitions               *int           `json:"partitions"`
+	Groups                   []groupCost    `json:"groups"`
 }
 
 type groupCost struct {
@@ -640,6 +643,9 @@ func failoverOf(rd *FlowReading, now time.Time) *failoverView {
 	c := rd.Cost
 	v.ComputedAt, v.AgeSeconds, v.TookSeconds = timePtr(rd.At), secondsSince(now, rd.At), ptr(rd.Took.Seconds())
 	v.RecordsNotOnTarget, v.RecordsNotOnTargetMin = ptr(c.NotOnTarget), ptr(c.NotOnTargetMin)
+	if c.OldestSeconds > 0 {
+		v.OldestNotOnTargetSeconds = ptr(c.OldestSeconds)
+	}
 	v.Exact, v.Partitions = ptr(c.Exact), ptr(c.Partitions)
 	v.PositionSources = c.PositionSources
 	v.EvidenceAgeSeconds = secondsSince(now, c.OldestAsOf)

@@ -301,6 +301,7 @@ func (rd *reader) cost(ctx context.Context, f *flow.Flow, fs *replicator.FlowSta
 		c.NotOnTargetMin += r.LagRecordsMin
 		c.Exact = c.Exact && (r.Exact || r.LagRecordsMin == r.LagRecords)
 		c.PositionSources[r.PositionSource]++
+		c.OldestSeconds = max(c.OldestSeconds, r.LagSeconds)
 		if !r.AsOf.IsZero() && (c.OldestAsOf.IsZero() || r.AsOf.Before(c.OldestAsOf)) {
 			c.OldestAsOf = r.AsOf
 		}
