@@ -411,4 +411,12 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("exit %d\n%s", code, tail(p.Stderr(), 20))
 	}
+	// kmm gone: the open page says it is not updating (and keeps the last state readable).
+	testbed.Eventually(t, 15*time.Second, func() error {
+		if pf = readPage(t, ctx, "A->B"); !strings.HasPrefix(pf.Freshness, "NOT UPDATING: kmm does not answer") || !pf.Found {
+			return fmt.Errorf("after kmm stopped: %q", pf.Freshness)
+		}
+		return nil
+	})
+	t.Logf("kmm stopped: %s", pf.Freshness)
 }
