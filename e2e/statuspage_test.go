@@ -347,8 +347,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 
 	// Still readable, with numbers: records keep arriving on A and wait; the page's lag is
 	// /metrics' lag, partition by partition. (The replicator's control loop, which reads the
-	// source ends every 5 s, may wait out a progress store to the dead target first: up to
-	// 30 s, commitTimeout; the page says how old the ends are meanwhile.)
+	// source ends, may wait out a progress store to the dead target first: up to 30 s,
+	// commitTimeout; the page says how old the ends are meanwhile.)
 	bed.A.Produce(t, seqRecords(topic, parts, 300, 60))
 	testbed.Eventually(t, 90*time.Second, func() error {
 		lag := metricSeries(t, base, "kmm_replication_lag_records", labels...)

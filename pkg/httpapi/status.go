@@ -113,7 +113,7 @@ type throughputView struct {
 
 type lagView struct {
 	// Records: the sum over the partitions whose lag is known (PartitionsUnknown are left
-	// out); null when none is known. Source end offsets (read every 5 s, SourceEndsAgeSeconds
+	// out); null when none is known. Source end offsets (read every second or so, SourceEndsAgeSeconds
 	// ago) minus the next offset the target has not acknowledged: kmm_replication_lag_records.
 	Records *int64 `json:"records"`
 	// Seconds: the largest kmm_replication_lag_seconds of the partitions; null when unknown.

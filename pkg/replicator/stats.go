@@ -61,7 +61,7 @@ type FlowStats struct {
 	StateAt    time.Time        `json:"state_at,omitzero"`
 	Partitions []PartitionStats `json:"partitions"`
 	// EndsAtMs is when the source end offsets (SourceEnd, hence Lag) were last read (unix ms,
-	// 0 never): every 5 s while the source is reachable.
+	// 0 never): every EndsEvery while the source is reachable.
 	EndsAtMs int64 `json:"source_ends_unix_ms,omitempty"`
 
 	HeartbeatCount  int64 `json:"heartbeats"`
