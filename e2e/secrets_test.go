@@ -199,8 +199,15 @@ func secretReplicate(t *testing.T, props, topic string) {
 		})
 		waitCount(t, bed.B, "A."+topic, 1, 20, time.Minute)
 		var bodies strings.Builder
-		get := func(path string) string {
-			resp, err := http.Get(base + path)
+		get := func(path string, accept ...string) string {
+			req, err := http.NewRequest(http.MethodGet, base+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range accept {
+				req.Header.Set("Accept", a)
+			}
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,9 +217,21 @@ func secretReplicate(t *testing.T, props, topic string) {
 			return string(b)
 		}
 		list := get("/connectors")
-		for _, path := range []string{"/metrics", "/healthz", "/readyz", "/connectors?expand=status&expand=info"} {
+		const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" // the status page
+		for _, path := range []string{"/metrics", "/healthz", "/readyz", "/connectors?expand=status&expand=info",
+			"/", "/?fragment=1", "/api/status", "/static/status.js", "/static/status.css"} {
 			get(path)
 		}
+		get("/", browser)
+		// The status page's background reading of the clusters (the cost of failing over now),
+		// which opens clients with the flow's secret settings: what it shows, error or numbers.
+		testbed.Eventually(t, time.Minute, func() error {
+			if s := get("/api/status"); strings.Contains(s, `"status":"computing"`) {
+				return fmt.Errorf("no background reading yet")
+			}
+			return nil
+		})
+		get("/", browser)
 		names := regexp.MustCompile(`"([^"]*Connector)"`).FindAllStringSubmatch(list, -1)
 		if len(names) == 0 {
 			t.Fatalf("no connector in /connectors: %s", list)

@@ -1,18 +1,23 @@
-// Package httpapi is the HTTP endpoint of a running `kmm replicate`: Prometheus metrics,
-// health and readiness probes, and read-only Kafka Connect REST-compatible connector
-// listings and statuses, so monitoring written for MM2-on-Connect keeps working.
+// Package httpapi is the HTTP endpoint of a running `kmm replicate`: a status page for people
+// with a browser (and its JSON), Prometheus metrics, health and readiness probes, and
+// read-only Kafka Connect REST-compatible connector listings and statuses, so monitoring
+// written for MM2-on-Connect keeps working.
 //
-// It reads snapshots through the Source interface on each scrape or request and adds no cost
-// to the replication path. It must not import confluent-kafka-go or pkg/rdkafka (it builds
-// without cgo), must not print, and must not read flags or configuration files: the command
-// wires it up (pkg/httpapi/replsource adapts a replicator.Replicator).
+// It reads snapshots through the Source interface on each scrape or request (and every 5 s,
+// for the status page's rates) and adds no cost to the replication path. It must not import
+// confluent-kafka-go or pkg/rdkafka (it builds without cgo), must not print, and must not read
+// flags or configuration files: the command wires it up (pkg/httpapi/replsource adapts a
+// replicator.Replicator).
 //
 // # Endpoints
 //
+//	GET /                             a browser (Accept: text/html): the status page; otherwise {"version":...,"commit":...}
+//	GET /?fragment=1                  the status page's live part (what its script fetches every 2 s)
+//	GET /api/status                   the status page as JSON (schema_version 1, kind "replicate-status")
+//	GET /static/status.css|status.js  the page's style and script (embedded)
 //	GET /metrics                      Prometheus text format (kmm_*, go_*, process_*)
 //	GET /healthz                      200 {"status":"ok"} while the process serves
 //	GET /readyz                       200 when every flow runs and moves; 503 {"status":"not ready","reasons":[...],"clusters":[...]}
-//	GET /                             {"version":...,"commit":...}
 //	GET /connectors[?expand=status|info]
 //	GET /connectors/{name}            {"name","config","tasks","type"}
 //	GET /connectors/{name}/config     the connector config, secrets hidden
@@ -23,6 +28,52 @@
 //
 // Everything else is a Connect-style JSON error, {"error_code":404,"message":...}; methods
 // other than GET and HEAD get 405 (the API is read-only: connectors come from the MM2 file).
+//
+// # Status page
+//
+// GET / from a browser is one page for the people on call, readable on a phone: per flow its
+// state (REPLICATING, FAILING_OVER, FAILED_OVER, FAILING_BACK, or STARTING, STOPPED,
+// HEARTBEATS for a heartbeats-only flow) and health (OK, WARN, DOWN, STALLED, FAILED, STOPPED,
+// STARTING) with the reasons; both clusters UP, NO ANSWER (failing for a few seconds) or DOWN
+// (since when, why); records/s and bytes/s over about 30 s (sampled every 5 s); the lag in
+// records and seconds with the worst 5 partitions and how old the source end offsets are (the
+// same numbers as kmm_replication_lag_records and kmm_replication_lag_seconds); what failing
+// over now would cost; checkpoint ages; exactly-once transactions; the rate limit; this
+// process's worker share and every worker's partitions; the recent events, newest first.
+//
+// The server renders everything (html/template), so the page is complete with scripts off (a
+// snapshot with a refresh link); its one small script (status.js) fetches /?fragment=1 every
+// refresh_seconds and says when kmm stops answering. Nothing comes from elsewhere (no CDN, no
+// web fonts; a Content-Security-Policy allows only the server's own files), colour is never
+// the only signal (every badge has its word), and unknown is "?" on the page and null in the
+// JSON, never 0. Nothing of the connector configs is shown (no secret can be).
+//
+// What the page shows beyond Stats comes from the optional StatusSource: the recent events and
+// the background readings. replsource reads, per flow and only while the page or /api/status
+// is requested (from the first request until 10 minutes without one), every 15 s: the cost of
+// failing over now, with the functions `kmm lag --group` calls (snapshot.LagLive with the
+// replicator's acknowledged positions, snapshot.GroupLag, lag.ComputeGroups: records not on
+// the target, and per consumer group the records it would read again and could miss), and the
+// flow's record and workers' leases in __kmm_state. Each reading says when it was made, how
+// long it took and why the last attempt failed; a flow whose cluster the replicator holds for
+// down is not read (the last numbers stay, marked stale).
+//
+// GET /api/status is the same as JSON: {"schema_version":1,"kind":"replicate-status",
+// "generated_at", "kmm":{version,commit,worker_id}, "refresh_seconds", "health" (OK or
+// ATTENTION), "flows":[{flow, source, target, enabled, state, state_record, health, reasons,
+// error, pipelines, clusters:[{cluster, role, bootstrap, status, up, since, for_seconds, cause,
+// rtt_avg_ms, rtt_p99_ms}], throughput:{records_per_second, bytes_per_second, window_seconds,
+// records_total, bytes_total}, lag:{records, seconds, seconds_approximate, partitions,
+// partitions_unknown, partitions_behind, source_ends_at, source_ends_age_seconds,
+// lost_to_retention_records, worst:[...]}, failover_now:{status, computed_at, age_seconds,
+// took_seconds, every_seconds, last_attempt_at, error, records_not_on_target,
+// records_not_on_target_min, oldest_not_on_target_seconds, exact, position_sources,
+// evidence_age_seconds, partitions, groups:[{group, partitions, would_reread,
+// would_reread_unknown_partitions, could_miss, could_miss_min, could_miss_unknown_partitions,
+// lag_on_source, lag_on_target}]},
+// checkpoints, transactions, rate_limit, workers}], "events":[{time, type, level, flow,
+// cluster, message}]}. A section that does not apply is null (lag of a heartbeats-only flow,
+// transactions of an at-least-once flow, workers without kmm.workers.enabled).
 //
 // # Connector names
 //

@@ -54,6 +54,9 @@ type Server struct {
 	ln       net.Listener
 	srv      *http.Server
 	handler  http.Handler
+	rates    rateSampler // records/s and bytes/s of the status page
+	stop     chan struct{}
+	sampled  chan struct{}
 
 	serveErr  chan error
 	closeOnce sync.Once
@@ -96,6 +99,8 @@ func New(addr string, src Source, opts Options) (*Server, error) {
 		IdleTimeout: 2 * time.Minute, ErrorLog: errLog}
 	s.serveErr = make(chan error, 1)
 	go func() { s.serveErr <- s.srv.Serve(ln) }()
+	s.stop, s.sampled = make(chan struct{}), make(chan struct{})
+	go s.sample()
 	return s, nil
 }
 
@@ -128,6 +133,8 @@ func newServer(src Source, opts Options, addr net.Addr) *Server {
 	get("/healthz", s.handleHealthz)
 	get("/readyz", s.handleReadyz)
 	get("/{$}", s.handleRoot)
+	get("/api/status", s.handleStatus)
+	get("/static/{file}", s.handleStatic)
 	for _, prefix := range []string{"", "/{source}/{target}"} {
 		get(prefix+"/connectors", s.handleConnectors)
 		get(prefix+"/connectors/{name}", s.handleConnector)
@@ -156,6 +163,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // closes whatever is left. It is safe to call more than once.
 func (s *Server) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		close(s.stop)
+		<-s.sampled
 		err := s.srv.Shutdown(ctx)
 		if err != nil {
 			err = errors.Join(err, s.srv.Close())
@@ -213,9 +222,38 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, rd)
 }
 
-// GET /: like Connect's root resource, minus kafka_cluster_id (kmm spans several clusters).
+// GET /: in a browser (Accept: text/html) the status page; otherwise like Connect's root
+// resource, minus kafka_cluster_id (kmm spans several clusters).
 func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("fragment") {
+		s.handlePage(w, r, true)
+		return
+	}
+	if wantsHTML(r) {
+		s.handlePage(w, r, false)
+		return
+	}
+	w.Header().Set("Vary", "Accept")
 	writeJSON(w, http.StatusOK, map[string]string{"version": s.opts.Version, "commit": s.opts.Commit})
+}
+
+// sampleEvery is how often the server samples the flows' totals for the status page's rates.
+const sampleEvery = 5 * time.Second
+
+// sample records the flows' acknowledged totals every sampleEvery until Close, so the status
+// page has records/s and bytes/s from its first request.
+func (s *Server) sample() {
+	defer close(s.sampled)
+	t := time.NewTicker(sampleEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.rates.observe(s.opts.Now(), flowTotals(s.src.Stats()))
+		}
+	}
 }
 
 // readOnly answers methods other than GET and HEAD with Connect's error shape.

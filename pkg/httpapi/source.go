@@ -12,6 +12,107 @@ type Source interface {
 	Stats() []FlowStats
 }
 
+// StatusSource is an optional capability of a Source: what the status page (GET / in a browser,
+// GET /api/status) shows beyond Stats. replsource implements it.
+type StatusSource interface {
+	// Events returns the most recent events of the run, newest first (a bounded number).
+	Events() []Event
+	// Readings returns, per flow, what the source last read from the flow's clusters in the
+	// background: the cost of failing over now, the flow's state and workers in __kmm_state.
+	// A call says that someone is looking: an implementation may read the clusters only while
+	// it is called (replsource: from the first call until 10 minutes without one).
+	Readings() []FlowReading
+}
+
+// Event is one thing that happened in the run (replicator.Event, reduced to what a person
+// reads).
+type Event struct {
+	Time    time.Time
+	Type    string // the engine's event type: cluster_down, cluster_up, flow_started, flow_stopped, worker_assigned, warning, error, ...
+	Flow    string // "" for a cluster's event
+	Cluster string // the cluster of cluster_down/cluster_up
+	Message string
+}
+
+// FlowReading is what a Source read from one flow's clusters in the background, and when.
+type FlowReading struct {
+	Flow  string        // "S->T"
+	Every time.Duration // how often it is read again while wanted
+	// Attempted is when the last reading started (zero: none yet); Err why it failed ("": it
+	// succeeded, or none finished yet).
+	Attempted time.Time
+	Err       string
+	// At is when the last successful reading finished (zero: none yet), Took how long it took.
+	// The fields below are from it.
+	At   time.Time
+	Took time.Duration
+	// Cost is what failing over now would cost, as `kmm lag --group` computes it; nil for a
+	// heartbeats-only flow.
+	Cost *FailoverCost
+	// State is the flow's record in __kmm_state (the newest of T's and S's copies; REPLICATING
+	// at epoch 0 when there is none); nil when it could not be read.
+	State *FlowState
+	// Workers are the live leases of the flow's replicators that run as workers
+	// (kmm.workers.enabled), from __kmm_state on T.
+	Workers []WorkerLease
+}
+
+// FlowState is a flow's DR state (pkg/flowstate).
+type FlowState struct {
+	State string    // REPLICATING, FAILING_OVER, FAILED_OVER, FAILING_BACK
+	Epoch int64     // 0: never marked
+	At    time.Time // when it was marked (zero: never)
+	By    string    // who marked it
+	RunID string    // the failover's or failback's run
+}
+
+// WorkerLease is one live worker of a flow, as its lease in __kmm_state says.
+type WorkerLease struct {
+	Instance, Host string
+	Leader         bool
+	Partitions     []string // "topic[partition]"
+}
+
+// FailoverCost is what failing a flow over now would cost: records of the source not known to
+// be on the target, and per consumer group what it would read again and could miss.
+type FailoverCost struct {
+	Partitions int // source partitions of the flow
+	// NotOnTarget is the sum over partitions of the records not known to be on the target;
+	// NotOnTargetMin the least it can be (lower when a position is an estimate).
+	NotOnTarget, NotOnTargetMin int64
+	// Exact: every partition's replicated position is exact.
+	Exact bool
+	// OldestSeconds is the age of the oldest record not known to be on the target, as of the
+	// reading (kmm lag's LAG TIME: the record's timestamp); 0 when none is missing or unknown.
+	OldestSeconds float64
+	// PositionSources counts partitions by the evidence of their position (pkg/lag's
+	// FromLive, FromTargetEnd, FromProgress, FromNone).
+	PositionSources map[string]int
+	// OldestAsOf is the oldest of the positions' evidence times (zero: unknown).
+	OldestAsOf time.Time
+	// Groups are the consumer groups with checkpoints or offsets of the flow's topics.
+	Groups []GroupCost
+}
+
+// GroupCost is one consumer group's share of a failover's cost: sums over its partitions of
+// `kmm lag --group`'s numbers. A partition whose number is unknown is counted apart, never as 0.
+type GroupCost struct {
+	Group      string
+	Partitions int
+	// WouldReread: records the group would read again on the target (its translated offsets'
+	// bounds), over the RereadUnknown partitions left out.
+	WouldReread   int64
+	RereadUnknown int
+	// CouldMiss: records the group has not read yet that are not known to be on the target
+	// (lost if the source is lost), CouldMissMin the least it can be; MissUnknown partitions
+	// left out.
+	CouldMiss, CouldMissMin int64
+	MissUnknown             int
+	// LagOnSource and LagOnTarget: the group's lag on each side; -1 when unknown for every
+	// partition.
+	LagOnSource, LagOnTarget int64
+}
+
 // ClientStatsSource is an optional capability of a Source: librdkafka statistics of the
 // clients of each flow (the statistics.interval.ms JSON, reduced to what is worth alerting
 // on). Not implemented by replsource yet.
@@ -28,6 +129,8 @@ type FlowStats struct {
 	Enabled bool
 	// Running: the flow started and has neither stopped nor failed.
 	Running bool
+	// Starting: the flow has not finished starting yet (not running, not failed).
+	Starting bool
 	// Err is the error that stopped the flow ("" none).
 	Err string
 	// Paused says why the flow was stopped by its DR state (a failover marked it), "" if not:
@@ -43,6 +146,11 @@ type FlowStats struct {
 	CheckpointsRunning bool
 
 	Partitions []PartitionStats
+	// SourceEndsAt is when the partitions' SourceEnd (hence Lag) was read (zero: unknown).
+	SourceEndsAt time.Time
+	// State is the flow's DR state as the replicator knows it: read at start, or the mark that
+	// stopped it (nil: not known, or a heartbeats-only flow).
+	State *FlowState
 
 	// Optional sections: nil means "not measured by this build"; the matching metrics are then
 	// not exported at all (rather than as zeros).
@@ -110,7 +218,10 @@ type ClusterStatus struct {
 	Role      string // "source" or "target"
 	Up        bool
 	DownSince time.Time // first failure of the current outage (zero while up)
-	Cause     string    // why it is unreachable: "connection refused: …", "DNS: …", "TLS: …", "SASL: …", "timeout: …"
+	// FailingSince: still up, but no usable connection for a few seconds, with failures since
+	// then (zero otherwise); it is declared down after 10 s.
+	FailingSince time.Time
+	Cause        string // why it is unreachable (or failing): "connection refused: …", "DNS: …", "TLS: …", "SASL: …", "timeout: …"
 	// RTTAvg and RTTP99: the link's round trip measured by the replicator (its probe's metadata
 	// requests over the last minute); 0 unknown.
 	RTTAvg, RTTP99 time.Duration

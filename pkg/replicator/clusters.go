@@ -36,6 +36,10 @@ type ClusterState struct {
 	Role      string    `json:"role,omitempty"` // in FlowStats: "source" or "target"
 	Up        bool      `json:"up"`
 	DownSince time.Time `json:"down_since,omitempty"` // first failure of the current outage (zero while up)
+	// FailingSince is set while the cluster is still up but has had no usable connection for
+	// more than a probe interval, with failures (zero otherwise): the first failure, and Cause
+	// says what failed. Past DownAfter it is declared down.
+	FailingSince time.Time `json:"failing_since,omitzero"`
 	// Cause is librdkafka's reason, classified: "connection refused: Connect to ipv4#… failed:
 	// Connection refused", "DNS: …", "TLS: …", "SASL: …", "timeout: …".
 	Cause string `json:"cause,omitempty"`
@@ -166,6 +170,11 @@ func (w *clusterWatch) state() ClusterState {
 	if !w.up {
 		st.DownSince = w.downSince
 		st.Cause = w.causeText()
+	} else if !w.failSince.IsZero() && time.Since(w.lastOK) > probeEvery+time.Second {
+		st.FailingSince = w.failSince
+		if w.cause.Kind != "" {
+			st.Cause = w.cause.String()
+		}
 	}
 	return st
 }

@@ -57,6 +57,7 @@ type Replicator struct {
 	opt     Options
 	engines atomic.Pointer[[]*engine]
 	watches atomic.Pointer[watches]
+	recent  recentEvents // RecentEvents
 }
 
 // New prepares a replicator; Run starts it.
@@ -97,6 +98,7 @@ func (r *Replicator) Run(ctx context.Context) error {
 	if opt.Sink == nil {
 		opt.Sink = SinkFunc(func(Event) {})
 	}
+	opt.Sink = recordingSink{next: opt.Sink, r: &r.recent}
 	if opt.ShutdownTimeout <= 0 {
 		opt.ShutdownTimeout = 30 * time.Second
 	}
@@ -149,6 +151,7 @@ func (r *Replicator) Run(ctx context.Context) error {
 			// copying; any other start failure is returned (after the same drain).
 			if ctx.Err() == nil {
 				firstErr = err
+				r.recent.add(Event{Time: time.Now(), Type: EvError, Flow: e.flow.Name(), Message: "flow failed to start: " + err.Error()})
 			}
 			break
 		}
@@ -198,6 +201,8 @@ func (r *Replicator) Run(ctx context.Context) error {
 						return
 					}
 					e.failed.Store(&err)
+					// The command prints the error Run returns; the status page lists it too.
+					r.recent.add(Event{Time: time.Now(), Type: EvError, Flow: e.flow.Name(), Message: "flow failed: " + err.Error()})
 					errs <- err
 					cancel()
 				}

@@ -45,6 +45,7 @@ type stateKeeper struct {
 	reader   cluster.Reader
 	marked   chan *flowstate.Flow
 	startEp  int64
+	begin    *flowstate.Flow // the state read at start
 	mu       sync.Mutex
 	released bool
 	// stop, set by the engine, cancels its control loop (which may be blocked on an unreachable
@@ -110,7 +111,7 @@ func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 		}
 		e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("flow %s is %s (epoch %d); --force: replicating anyway", f.Name(), st.State, st.Epoch)})
 	}
-	k.startEp = st.Epoch
+	k.startEp, k.begin = st.Epoch, st
 	if k.prod, err = e.tgt.NewProducer(map[string]string{"acks": "all", "enable.idempotence": "true"}); err != nil {
 		return nil, err
 	}
@@ -390,6 +391,18 @@ func (k *stateKeeper) markedState() *flowstate.Flow {
 		return nil
 	}
 	return k.got.Load()
+}
+
+// current is the flow's state as the keeper knows it: the mark that stopped the flow, else the
+// state read at start (nil-safe).
+func (k *stateKeeper) current() *flowstate.Flow {
+	if k == nil {
+		return nil
+	}
+	if st := k.got.Load(); st != nil {
+		return st
+	}
+	return k.begin
 }
 
 // markedChan is closed when the flow is marked (nil, never ready, without a keeper).

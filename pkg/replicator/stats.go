@@ -46,10 +46,23 @@ type FlowStats struct {
 	Target  string `json:"target"`
 	Enabled bool   `json:"enabled"`
 	Running bool   `json:"running"`
+	// Started: the flow finished starting (clients, state, pipelines); false while it starts.
+	Started bool   `json:"started"`
 	Err     string `json:"error,omitempty"`
 	// Paused says why the flow was stopped by its state in __kmm_state (a failover), "" if not.
-	Paused     string           `json:"paused,omitempty"`
+	Paused string `json:"paused,omitempty"`
+	// State is the flow's DR state as this replicator knows it (flowstate: REPLICATING, or the
+	// mark that stopped it, e.g. FAILING_OVER), with its epoch and when it was marked; "" before
+	// the flow read __kmm_state at start, and for a heartbeats-only flow (which has no state).
+	// The replicator stops following __kmm_state once a mark stopped the flow: later marks (the
+	// failover's FAILED_OVER) are not seen here.
+	State      string           `json:"state,omitempty"`
+	StateEpoch int64            `json:"state_epoch,omitempty"`
+	StateAt    time.Time        `json:"state_at,omitzero"`
 	Partitions []PartitionStats `json:"partitions"`
+	// EndsAtMs is when the source end offsets (SourceEnd, hence Lag) were last read (unix ms,
+	// 0 never): every EndsEvery while the source is reachable.
+	EndsAtMs int64 `json:"source_ends_unix_ms,omitempty"`
 
 	HeartbeatCount  int64 `json:"heartbeats"`
 	HeartbeatLastMs int64 `json:"last_heartbeat_unix_ms"`
@@ -118,6 +131,11 @@ func (e *engine) stats() FlowStats {
 	if !e.started.Load() {
 		return e.partitionStats(fs)
 	}
+	fs.Started = true
+	if st := e.state.current(); st != nil {
+		fs.State, fs.StateEpoch, fs.StateAt = string(st.State), st.Epoch, st.At
+	}
+	fs.EndsAtMs = e.endsAtMs.Load()
 	if e.hb != nil {
 		fs.HeartbeatCount, fs.HeartbeatLastMs = e.hb.count.Load(), e.hb.lastMs.Load()
 	}

@@ -76,7 +76,10 @@ cause and since when; a reminder every 30 s; one INFO when it returns). Flows wa
 by themselves. With --listen, /readyz answers 503 naming the cluster, since when and why
 (/healthz stays 200), kmm_cluster_up and kmm_flow_stalled_seconds say the same in /metrics,
 and the Connect-style statuses carry the reason as the tasks' trace. A flow whose records wait
-with none delivered for 30 s is stalled (also 503).
+with none delivered for 30 s is stalled (also 503). A browser opening the --listen address gets
+a status page that refreshes itself: per flow its state, both clusters up or down, records/s,
+lag, what failing over now would cost (as kmm lag --group computes it, every 15 s while the page
+is open), checkpoints, workers, and the recent events; /api/status has it as JSON.
 A flow whose state in __kmm_state on the target is not REPLICATING (kmm failover marked it) does
 not start (exit 3, naming kmm failback; --force overrides); a running flow that gets marked stops
 within seconds (drained, final progress stored, checkpoints and group offset sync stopped) and its
@@ -87,7 +90,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 			cmdutil.OutputFlag("text", "json"),
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long (`DURATION`) the stop may take after SIGINT/SIGTERM (drain, store progress, close; exit 5 if records were left undelivered)"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "report progress every `INTERVAL`"},
-			&cli.StringFlag{Name: "listen", Usage: "serve /metrics, /healthz, /readyz and Connect-style /connectors on this `ADDRESS` (e.g. 127.0.0.1:8083); off unless set"},
+			&cli.StringFlag{Name: "listen", Usage: "serve a status page for browsers (/), /api/status, /metrics, /healthz, /readyz and Connect-style /connectors on this `ADDRESS` (e.g. 127.0.0.1:8083); off unless set"},
 			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
 			&cli.StringFlag{Name: "rate-limit", Usage: "copy at most `RATE` bytes (keys, values, headers) per second per flow, e.g. 2000000, 10MB, 10MiB; overrides the file's kmm.rate.limit.bytes.per.second (0 = no limit)"},
 			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target), or while the flow is failed over (kmm failover)"},
@@ -110,6 +113,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 		cmdutil.Example{What: "run every enabled flow of the file until Ctrl-C (drains, exit 0)", Cmd: "kmm replicate mirror-maker.properties"},
 		cmdutil.Example{What: "only the flows into B and C, as MM2's connect-mirror-maker.sh --clusters B C", Cmd: "kmm replicate mirror-maker.properties --clusters B C"},
 		cmdutil.Example{What: "with metrics, health and Connect-style REST on loopback, events as NDJSON", Cmd: "kmm replicate mirror-maker.properties -o json --listen 127.0.0.1:8083"},
+		cmdutil.Example{What: "a status page for the people on call: open http://127.0.0.1:8083/ in a browser (or over an SSH tunnel)", Cmd: "kmm replicate mirror-maker.properties --listen 127.0.0.1:8083"},
 		cmdutil.Example{What: "at most 10 MB/s per flow, whatever the file says (a restart keeps the progress)", Cmd: "kmm replicate mirror-maker.properties --rate-limit 10MB"},
 		cmdutil.Example{What: "the tutorial form with MirrorMaker 1 flags", Cmd: "kmm replicate --clusters SOURCE,TARGET --source-cluster-config source-cluster.properties --target-cluster-config target-cluster.properties --whitelist '.*' --config mirror-maker.properties"},
 	)
@@ -182,7 +186,9 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	rep := replicator.New(flows, replicator.Options{Sink: r, ShutdownTimeout: o.ShutdownTimeout,
 		ProgressEvery: o.ProgressInterval, Force: o.Force})
 	if o.Listen != "" {
-		srv, err := httpapi.New(o.Listen, replsource.New(rep, flows), httpapi.Options{
+		src := replsource.New(rep, flows)
+		defer src.Close() // after the server's Close (defers run last first)
+		srv, err := httpapi.New(o.Listen, src, httpapi.Options{
 			AllowRemote: o.ListenAllowRemote, Configs: replsource.Configs(cfg),
 			Version: buildinfo.Version, Commit: buildinfo.Commit, Logger: log})
 		if errors.Is(err, httpapi.ErrNotLoopback) {
@@ -196,7 +202,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			defer scancel()
 			_ = srv.Close(sctx)
 		}()
-		fmt.Fprintf(io.ErrOut, "kmm: serving http://%s (/metrics /healthz /readyz /connectors)\n", srv.Addr())
+		fmt.Fprintf(io.ErrOut, "kmm: serving http://%s (status page /, /api/status, /metrics, /healthz, /readyz, /connectors)\n", srv.Addr())
 		rep.SetListen("http://" + srv.Addr())
 	}
 	done := make(chan error, 1)

@@ -5,11 +5,13 @@
 package replsource
 
 import (
+	"sort"
+	"time"
+
 	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/replicator"
-	"sort"
 )
 
 // flowInfo is what the adapter copies from a flow.Flow at construction, so it never
@@ -20,23 +22,70 @@ type flowInfo struct {
 	tasks                int
 }
 
-// Source is an httpapi.Source over a replicator and the flows it runs.
+// Source is an httpapi.Source over a replicator and the flows it runs. It is also an
+// httpapi.StatusSource: the replicator's recent events, and readings of the flows' clusters
+// made in the background while someone looks at the status page (Options).
 type Source struct {
-	r     *replicator.Replicator
-	flows []flowInfo
+	r       *replicator.Replicator
+	flows   []flowInfo
+	readers *reader
 }
 
-var _ httpapi.Source = (*Source)(nil)
+var (
+	_ httpapi.Source       = (*Source)(nil)
+	_ httpapi.StatusSource = (*Source)(nil)
+)
 
 // New adapts r, which runs flows (the slice given to replicator.New). Call it before r.Run.
-// Every flow is listed from the start, not running until r.Run has started it.
-func New(r *replicator.Replicator, flows []*flow.Flow) *Source {
+// Every flow is listed from the start, not running until r.Run has started it. At most one
+// Options is used. Close stops the background readings.
+func New(r *replicator.Replicator, flows []*flow.Flow, opts ...Options) *Source {
 	s := &Source{r: r}
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	for _, f := range flows {
 		s.flows = append(s.flows, flowInfo{name: f.Name(), source: f.Source, target: f.Target,
 			enabled: f.Enabled, heartbeats: f.EmitHeartbeats, tasks: f.Tasks})
 	}
+	s.readers = newReader(r, flows, o)
 	return s
+}
+
+// Close stops the background readings and closes their clients (it waits for a reading under
+// way, which its context ends at once).
+func (s *Source) Close() { s.readers.close() }
+
+// Readings implements httpapi.StatusSource: the last background reading of every enabled flow.
+// The first call starts the readings (every Options.ReadEvery); they stop Options.ReadIdle after
+// the last call.
+func (s *Source) Readings() []httpapi.FlowReading { return s.readers.want() }
+
+// Events implements httpapi.StatusSource: the replicator's recent events and the flow states
+// the readings saw change in __kmm_state, newest first.
+func (s *Source) Events() []httpapi.Event {
+	var out []httpapi.Event
+	for _, e := range s.r.RecentEvents() {
+		out = append(out, httpapi.Event{Time: e.Time, Type: string(e.Type), Flow: e.Flow, Cluster: e.Cluster, Message: eventText(e)})
+	}
+	out = append(out, s.readers.stateEvents()...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	if len(out) > replicator.RecentEventsKept {
+		out = out[:replicator.RecentEventsKept]
+	}
+	return out
+}
+
+// eventText is an event's message, or what it says in words when it has none.
+func eventText(e replicator.Event) string {
+	switch {
+	case e.Message != "":
+		return e.Message
+	case e.Type == replicator.EvDraining:
+		return "draining: stopped fetching, waiting for the target to acknowledge, storing progress"
+	}
+	return string(e.Type)
 }
 
 // Stats returns one snapshot per flow, in the order of the flows given to New.
@@ -55,9 +104,16 @@ func (s *Source) Stats() []httpapi.FlowStats {
 		hs := httpapi.FlowStats{Source: f.source, Target: f.target, Enabled: f.enabled, Tasks: f.tasks, EmitHeartbeats: f.heartbeats}
 		if fs, ok := byName[f.name]; ok {
 			hs.Running, hs.Err, hs.Paused = fs.Running, fs.Err, fs.Paused
+			hs.Starting = !fs.Started && !fs.Running && fs.Err == ""
+			if fs.State != "" {
+				hs.State = &httpapi.FlowState{State: fs.State, Epoch: fs.StateEpoch, At: fs.StateAt}
+			}
+			if fs.EndsAtMs > 0 {
+				hs.SourceEndsAt = time.UnixMilli(fs.EndsAtMs)
+			}
 			for _, c := range fs.Clusters {
 				hs.Clusters = append(hs.Clusters, httpapi.ClusterStatus{Alias: c.Alias, Bootstrap: c.Bootstrap, Role: c.Role,
-					Up: c.Up, DownSince: c.DownSince, Cause: c.Cause, RTTAvg: c.RTTAvg, RTTP99: c.RTTP99})
+					Up: c.Up, DownSince: c.DownSince, FailingSince: c.FailingSince, Cause: c.Cause, RTTAvg: c.RTTAvg, RTTP99: c.RTTP99})
 			}
 			if f.enabled {
 				hs.Stall = &httpapi.StallStats{Seconds: float64(fs.StalledMs) / 1000, Stalled: fs.Stalled, WaitingRecords: fs.WaitingRecords}
@@ -95,6 +151,8 @@ func (s *Source) Stats() []httpapi.FlowStats {
 					LostRecords: p.LostRecords, LastAckMs: p.LastAckMs,
 					ReplicationLatency: httpapi.Latency{Count: p.Records, SumMs: p.LatencySum, MaxMs: p.LatencyMax}}
 			}
+		} else {
+			hs.Starting = true // Run has not set the flow up yet
 		}
 		out = append(out, hs)
 	}
