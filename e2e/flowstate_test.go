@@ -154,7 +154,26 @@ func TestReplicateHonoursFlowState(t *testing.T) {
 		<-p.done
 		t.Fatalf("replicate of a marked flow did not refuse within 60 s:\n%s", tail(p.Stderr(), 20))
 	}
-	if code, e := p.cmd.ProcessState.ExitCode(), p.Stderr(); code != 3 || !strings.Contains(e, "FAILING_OVER") || !strings.Contains(e, "kmm failback") || !strings.Contains(e, "--force") {
+	// The hint names the commands that work (the reverse copy, failback) and does not offer
+	// --force (it would copy A's old records into B, the new primary).
+	if code, e := p.cmd.ProcessState.ExitCode(), p.Stderr(); code != 3 || !strings.Contains(e, "FAILING_OVER") ||
+		!strings.Contains(e, "kmm failback FILE --flow '"+ab+"'") || !strings.Contains(e, "kmm replicate FILE --flow '"+al.B+"->"+al.A+"'") ||
+		!strings.Contains(e, "do not --force") {
 		t.Fatalf("replicate of a marked flow: exit %d\n%s", code, e)
+	}
+
+	// kmm replicate FILE --flow 'B->A', as the hint says: the file leaves B->A disabled (its
+	// topics set); it runs that flow alone, enabled, and copies B's topic to A.
+	ba := al.B + "->" + al.A
+	props2 := interopProps(t, bed, al, 3, ab+".enabled = true", ab+".topics = "+regexp.QuoteMeta(topic), ba+".topics = "+regexp.QuoteMeta(topic))
+	bed.B.CreateTopic(t, topic, 1, nil)
+	bed.B.Produce(t, seqRecords(topic, 1, 0, 50))
+	rb := startKMM(t, "replicate", props2, "--flow", ba)
+	waitCount(t, bed.A, al.B+"."+topic, 1, 50, time.Minute)
+	if code := rb.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("replicate --flow %s: exit %d\n%s", ba, code, tail(rb.Stderr(), 20))
+	}
+	if e := rb.Stderr(); !strings.Contains(e, "--flow "+ba+": the file leaves it disabled") || strings.Contains(e, "flow "+ab+" (") {
+		t.Fatalf("replicate --flow %s ran what it was not asked to, or did not say it enabled the flow:\n%s", ba, tail(e, 20))
 	}
 }

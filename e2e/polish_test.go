@@ -134,7 +134,7 @@ func TestExplainShowsWhatReplicateUses(t *testing.T) {
 	}
 	for key, want := range map[string]string{
 		"refresh.topics.interval.seconds": "10 ",
-		"offset.flush.interval.ms":        "5000 ",
+		"offset.flush.interval.ms":        "1000 ",
 		"acks":                            "all ",
 		"enable.idempotence":              "true ",
 	} {

@@ -60,8 +60,8 @@ func engineOnly(d Default, mm2 string) Default {
 var Defaults = []Default{
 	interval("refresh.topics.interval.seconds", time.Second, 600*time.Second, 10*time.Second,
 		"new topics and partitions are copied within seconds", func(f *Flow) *time.Duration { return &f.RefreshTopicsInterval }),
-	interval("<T>.offset.flush.interval.ms", time.Millisecond, 60*time.Second, 5*time.Second,
-		"resume positions are stored every 5 s: fewer records copied twice after a crash", func(f *Flow) *time.Duration { return &f.OffsetFlushInterval }),
+	interval("<T>.offset.flush.interval.ms", time.Millisecond, 60*time.Second, time.Second,
+		"resume positions (and the offset maps) are stored every second: a crash re-copies about a second of records", func(f *Flow) *time.Duration { return &f.OffsetFlushInterval }),
 	interval("emit.checkpoints.interval.seconds", time.Second, 60*time.Second, 5*time.Second,
 		"kmm follows `__consumer_offsets` as commits happen; this is only its polling fallback", func(f *Flow) *time.Duration { return &f.CheckpointPollInterval }),
 	interval("sync.group.offsets.interval.seconds", time.Second, 60*time.Second, 5*time.Second,

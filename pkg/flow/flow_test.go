@@ -56,7 +56,7 @@ func TestFromMM2FiltersAndDefaults(t *testing.T) {
 		t.Error("group filter")
 	}
 	// kmm's defaults where they differ from MM2's, MM2's elsewhere.
-	want := map[string]time.Duration{"refresh": 10 * time.Second, "flush": 5 * time.Second, "ckpt": 5 * time.Second, "groupsync": 5 * time.Second,
+	want := map[string]time.Duration{"refresh": 10 * time.Second, "flush": time.Second, "ckpt": 5 * time.Second, "groupsync": 5 * time.Second,
 		"configs": 10 * time.Minute, "acls": 10 * time.Minute, "hb": time.Second, "admin": time.Minute, "promote": time.Second}
 	got := map[string]time.Duration{"refresh": f.RefreshTopicsInterval, "flush": f.OffsetFlushInterval, "ckpt": f.CheckpointPollInterval,
 		"groupsync": f.SyncGroupOffsetsInterval, "configs": f.SyncConfigsInterval, "acls": f.SyncACLsInterval, "hb": f.HeartbeatInterval,

@@ -138,3 +138,24 @@ func Reverse(flows []*Flow, f *Flow) *Flow {
 	}
 	return nil
 }
+
+// AsEnabled is f as a run asked for it by name runs it: enabled, with offset syncs (`kmm
+// replicate FILE --flow 'B->A'` for failback's reverse copy, `kmm failback --start-reverse`),
+// though the file may leave it disabled (it drives kmm replicate; MM2 then runs the pair for
+// heartbeats only). f itself is not changed. A flow without a topics filter in the file is a
+// usage error: it would copy every topic.
+func AsEnabled(f *Flow) (*Flow, error) {
+	if f.Enabled {
+		return f, nil
+	}
+	r := *f
+	r.Enabled, r.EmitOffsetSyncs = true, true
+	if r.TopicFilter == nil {
+		return nil, kerr.New(kerr.Usage, "flow %s is not enabled and has no topics filter in the file (set %s.topics, or %s.enabled = true)", f.Name(), f.Name(), f.Name())
+	}
+	r.validated = false
+	if err := r.Validate(); err != nil {
+		return nil, kerr.Wrap(kerr.Usage, err)
+	}
+	return &r, nil
+}

@@ -11,7 +11,7 @@ const (
 	// source records after u.
 	FromTargetEnd = "offset-sync+target-end"
 	// FromProgress: the resume position stored in the flow's offsets topic (flushed every
-	// offset.flush.interval.ms: 5 s by kmm, 60 s by MM2).
+	// offset.flush.interval.ms: 1 s by kmm, 60 s by MM2).
 	FromProgress = "stored-progress"
 	// FromNone: nothing is known; the position is the source's log start.
 	FromNone = "none"

@@ -284,6 +284,7 @@ func (c *checkpointer) run(ctx context.Context) {
 	nextPoll := time.Now().Add(f.CheckpointPollInterval)
 	nextSync := time.Now().Add(f.SyncGroupOffsetsInterval)
 	nextTail := time.Now().Add(5 * time.Second)
+	nextMaps, mapSeen := time.Now().Add(time.Second), map[*pstate]int64{}
 	if tail != nil {
 		nextPoll = time.Now().Add(time.Minute) // a periodic full listing catches anything missed
 	}
@@ -330,7 +331,38 @@ func (c *checkpointer) run(ctx context.Context) {
 			c.syncGroups(ctx)
 			nextSync = now.Add(f.SyncGroupOffsetsInterval)
 		}
+		if now.After(nextMaps) {
+			c.reevaluateMoved(ctx, mapSeen)
+			nextMaps = now.Add(min(f.CheckpointPollInterval, f.SyncPromoteInterval*5))
+		}
 	}
+}
+
+// reevaluateMoved re-evaluates the groups on every partition whose offset map moved since the
+// last pass: a group ahead of replication gets its checkpoint moved as the records before its
+// position are copied (MM2 moves it with each new offset sync, which may be far apart on a slow
+// flow; the map moves with every acknowledgement).
+func (c *checkpointer) reevaluateMoved(ctx context.Context, seen map[*pstate]int64) {
+	c.e.partsMu.RLock()
+	parts := c.e.allParts()
+	c.e.partsMu.RUnlock()
+	var moved []checkpoint.TP
+	for _, ps := range parts {
+		if last := ps.omapLast.Load(); last >= 0 && seen[ps] != last {
+			seen[ps] = last
+			moved = append(moved, checkpoint.TP{Topic: ps.p.SrcTopic, Partition: ps.p.Partition})
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	var ds []checkpoint.Decision
+	for _, tp := range moved {
+		ds = append(ds, c.tracker.Reevaluate(tp)...)
+	}
+	c.emit(ctx, ds)
 }
 
 func (c *checkpointer) openTail(ctx context.Context) (*rdkafka.Consumer, error) {

@@ -107,7 +107,8 @@ func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 		if !e.opt.Force {
 			return nil, kerr.WithHint(kerr.New(kerr.CheckFailed, "flow %s is %s (epoch %d, since %s, by %s, run %s): it does not replicate",
 				f.Name(), st.State, st.Epoch, st.At.Format(time.RFC3339), st.By, st.RunID),
-				fmt.Sprintf("after a failover, reverse it with `kmm failback --flow '%s'`; to replicate anyway (this writes into %s, the new primary), pass --force", f.Name(), f.Target))
+				fmt.Sprintf("%s is the primary since the failover: its new records go back with kmm replicate FILE --flow '%s->%s', and kmm failback FILE --flow '%s' makes %s the primary again (do not --force this flow: it would copy %s's old records into %s, the new primary)",
+					f.Target, f.Target, f.Source, f.Name(), f.Source, f.Source, f.Target))
 		}
 		e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("flow %s is %s (epoch %d); --force: replicating anyway", f.Name(), st.State, st.Epoch)})
 	}

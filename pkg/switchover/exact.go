@@ -45,7 +45,10 @@ type ExactOffset struct {
 	// Rereads bounds the records the group reads again on the target (0 when exact, -1 unknown).
 	Rereads int64 `json:"rereads"`
 	// Skips is always 0: translation never moves past a record the group has not read.
-	Skips int64  `json:"skips"`
+	Skips int64 `json:"skips"`
+	// Ahead (rehearsals): the group is this many records ahead of replication, not on the target
+	// yet (0: not ahead).
+	Ahead int64  `json:"ahead_of_replication,omitempty"`
 	Why   string `json:"why"`
 }
 

@@ -38,14 +38,12 @@ type FailbackRequest struct {
 // filter is a usage error.
 func ReverseToStart(rev *flow.Flow) (*flow.Flow, error) {
 	r := *rev
-	r.Enabled, r.EmitOffsetSyncs = true, true
-	if r.TopicFilter == nil {
-		return nil, kerr.New(kerr.Usage, "--start-reverse: flow %s has no topics filter in the file (set %s.topics)", rev.Name(), rev.Name())
+	r.EmitOffsetSyncs = true
+	f, err := flow.AsEnabled(&r)
+	if err != nil {
+		return nil, kerr.Wrap(kerr.Usage, fmt.Errorf("--start-reverse: %w", err))
 	}
-	if err := r.Validate(); err != nil {
-		return nil, kerr.Wrap(kerr.Usage, err)
-	}
-	return &r, nil
+	return f, nil
 }
 
 // PrepareFailback is failback's preflight: it reads both clusters, judges every gate and returns

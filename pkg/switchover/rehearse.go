@@ -129,11 +129,14 @@ func (r *Rehearsal) Prepare(ctx context.Context) error {
 		return err
 	}
 	var parts []RehearsePartition
-	next := map[cluster.TP]int64{} // exact replicated positions only
+	next := map[cluster.TP]int64{} // exact replicated positions, or the most an estimate can be
 	for _, tp := range fo.TPs {
 		p := pos[tp].Position
-		if p.Exact {
+		switch {
+		case p.Exact:
 			next[tp] = p.Next
+		case p.Max >= 0:
+			next[tp] = p.Max // a group past it is surely ahead of replication
 		}
 		parts = append(parts, RehearsePartition{Topic: tp.Topic, Partition: tp.Partition, SourceEnd: ends[tp], Replicated: p.Next,
 			ReplicatedSource: p.Source, ReplicatedExact: p.Exact, NotReplicated: max(0, ends[tp]-p.Next)})
@@ -142,11 +145,36 @@ func (r *Rehearsal) Prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// With traffic, the group may be ahead of replication: its position is not on the target yet,
+	// so nothing can be exact about it now. The shadow gets what an emergency failover now
+	// would commit (the target's end, the records between lost); a planned failover drains them
+	// first, then it is exact. The source's end is raised to the groups' offsets (they read up to
+	// there: the source held at least that), so the partition's row and the group's agree.
+	tends := map[cluster.TP]int64{}
+	for tp, c := range fo.cut {
+		tends[tp] = c.TargetEnd
+	}
+	ahead := map[cluster.TP]int64{}
 	for i, e := range tr {
-		n, ok := next[cluster.TP{Topic: e.Topic, Partition: e.Partition}]
-		if ok && e.SourceOffset > n {
-			tr[i].Why = fmt.Sprintf("the group is %d record(s) ahead of replication (replicated to %d): a planned failover drains them first; an emergency failover now loses them (the group read them on the source); %s",
-				e.SourceOffset-n, n, e.Why)
+		tp := cluster.TP{Topic: e.Topic, Partition: e.Partition}
+		ahead[tp] = max(ahead[tp], e.SourceOffset) // the source held at least that
+		n, ok := next[tp]
+		if !ok || e.SourceOffset <= n {
+			continue
+		}
+		k := e.SourceOffset - n
+		tr[i].Exact, tr[i].Rereads, tr[i].Ahead = false, 0, k
+		if end, ok := tends[tp]; ok {
+			tr[i].TargetOffset = end
+		}
+		tr[i].Why = fmt.Sprintf("the group is %d record(s) ahead of replication (replicated to %d): not on %s yet, so not exact now; a planned failover drains them first (then exact), an emergency failover now resumes it at %s's end (%d) and loses them",
+			k, n, fo.F.Target, fo.F.Target, tr[i].TargetOffset)
+	}
+	for i, pt := range parts {
+		tp := cluster.TP{Topic: pt.Topic, Partition: pt.Partition}
+		if g, ok := ahead[tp]; ok && g > pt.SourceEnd {
+			parts[i].SourceEnd = g
+			parts[i].NotReplicated = max(0, g-pt.Replicated)
 		}
 	}
 	r.mu.Lock()

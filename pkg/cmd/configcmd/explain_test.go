@@ -79,7 +79,7 @@ func TestExplainRefusesUnknownSectionsAndKeys(t *testing.T) {
 }
 
 // explain shows what `kmm replicate` uses, not MM2's defaults: kmm's own defaults (refresh
-// 10 s, offset flush 5 s) and the producer settings it forces, each with its reason.
+// 10 s, offset flush 1 s) and the producer settings it forces, each with its reason.
 func TestExplainShowsWhatReplicateUses(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "mm2.properties")
 	if err := os.WriteFile(p, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"+
@@ -118,7 +118,7 @@ func TestExplainShowsWhatReplicateUses(t *testing.T) {
 	for _, c := range []struct{ key, value, why string }{
 		{"refresh.topics.interval.seconds", "10", "kmm replicate default (MM2's: 600)"},
 		{"emit.checkpoints.interval.seconds", "5", "kmm replicate default (MM2's: 60)"},
-		{"offset.flush.interval.ms", "5000", "kmm replicate default (MM2's: 60000)"},
+		{"offset.flush.interval.ms", "1000", "kmm replicate default (MM2's: 60000)"},
 		{"acks", "all", "kmm replicate forces acks=all"},
 		{"enable.idempotence", "true", "kmm replicate forces enable.idempotence=true"},
 		{"max.in.flight.requests.per.connection", "5", "caps max.in.flight"},

@@ -24,9 +24,11 @@ type Prediction struct {
 	// CommitMillis: the shadow commits (the same number of commits planned mode makes).
 	TranslateMillis int64 `json:"translate_ms"`
 	CommitMillis    int64 `json:"commit_ms"`
-	// Exact / Bound: group partitions translated exactly / with a re-read bound.
+	// Exact / Bound: group partitions translated exactly / with a re-read bound; Ahead: group
+	// partitions ahead of replication (not on the target yet: exact only after a drain).
 	Exact int `json:"exact_partitions"`
 	Bound int `json:"bound_partitions"`
+	Ahead int `json:"ahead_partitions"`
 	// Verified: shadow positions whose record equals the group's next record on the source (or
 	// both at the end); Mismatched: those that do not while the translation claimed exact.
 	Verified   int `json:"verified_positions"`
@@ -87,10 +89,13 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 	}
 	exact := map[string]bool{}
 	for _, e := range tr {
-		if e.Exact {
+		switch {
+		case e.Exact:
 			pr.Exact++
 			exact[fmt.Sprintf("%s/%s/%d", e.Group, e.Topic, e.Partition)] = true
-		} else {
+		case e.Ahead > 0:
+			pr.Ahead++
+		default:
 			pr.Bound++
 		}
 	}
@@ -153,8 +158,8 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 		if terr := output.Table(ios.Out, []string{"TOPIC", "PARTITION", "SOURCE END", "REPLICATED", "HOW KNOWN", "NOT REPLICATED"}, rows); terr != nil && err == nil {
 			err = terr
 		}
-		fmt.Fprintf(ios.Out, "\nA failover now: %d record(s) not known to be on %s (planned mode drains them first; an emergency failover would lose at most that many); %d group partition(s) translate exactly and %d with a bound (measured: translate %s, commits %s).\n",
-			pr.NotReplicated, fo.F.Target, pr.Exact, pr.Bound, time.Duration(pr.TranslateMillis)*time.Millisecond, time.Duration(pr.CommitMillis)*time.Millisecond)
+		fmt.Fprintf(ios.Out, "\nA failover now: %d record(s) not known to be on %s (planned mode drains them first; an emergency failover would lose at most that many); %d group partition(s) translate exactly, %d with a bound, %d are ahead of replication (measured: translate %s, commits %s).\n",
+			pr.NotReplicated, fo.F.Target, pr.Exact, pr.Bound, pr.Ahead, time.Duration(pr.TranslateMillis)*time.Millisecond, time.Duration(pr.CommitMillis)*time.Millisecond)
 	}
 	if err == nil && len(bad) > 0 {
 		err = kerr.New(kerr.CheckFailed, "rehearsal: %d shadow position(s) translated as exact do not hold the group's next record:\n  %s", len(bad), strings.Join(bad, "\n  "))

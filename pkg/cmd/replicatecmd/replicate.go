@@ -27,7 +27,10 @@ import (
 
 // Options are the flags and arguments of `kmm replicate`.
 type Options struct {
-	File              mm2conf.LoadOptions
+	File mm2conf.LoadOptions
+	// Flow (--flow S->T) runs that flow alone, enabled even where the file leaves it disabled
+	// (the reverse copy of a failback: kmm replicate FILE --flow 'B->A'); empty: every flow.
+	Flow              flow.Selector
 	Output            string // text or json
 	ShutdownTimeout   time.Duration
 	ProgressInterval  time.Duration
@@ -86,8 +89,9 @@ within seconds (drained, final progress stored, checkpoints and group offset syn
 connectors show PAUSED, while the process's other flows go on. Each running flow keeps a lease
 (replicator/<S>-><T>/<instance>) and a source end-offset snapshot (ends/<S>-><T>) in
 __kmm_state on the target, refreshed every 5 s.`,
-		Flags: append(cmdutil.ConfigFlags(),
-			cmdutil.OutputFlag("text", "json"),
+		Flags: append(append(cmdutil.ConfigFlags(),
+			cmdutil.OutputFlag("text", "json")),
+			&cli.StringFlag{Name: "flow", Usage: "run only this `FLOW` S->T (quote it in a shell: --flow 'B->A'), even when the file leaves it disabled (it needs its topics filter): the reverse copy during kmm failback"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long (`DURATION`) the stop may take after SIGINT/SIGTERM (drain, store progress, close; exit 5 if records were left undelivered)"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "report progress every `INTERVAL`"},
 			&cli.StringFlag{Name: "listen", Usage: "serve a status page for browsers (/), /api/status, /metrics, /healthz, /readyz and Connect-style /connectors on this `ADDRESS` (e.g. 127.0.0.1:8083); off unless set"},
@@ -105,7 +109,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 				return err
 			}
 			replicator.TuneProcessMemory(c.Context)
-			return Run(c.Context, &Options{File: file, Output: out, ShutdownTimeout: c.Duration("shutdown-timeout"),
+			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, ShutdownTimeout: c.Duration("shutdown-timeout"),
 				ProgressInterval: c.Duration("progress-interval"), Listen: c.String("listen"), ListenAllowRemote: c.Bool("listen-allow-remote"),
 				Force: c.Bool("force"), RateLimit: c.String("rate-limit")}, f)
 		},
@@ -115,6 +119,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 		cmdutil.Example{What: "with metrics, health and Connect-style REST on loopback, events as NDJSON", Cmd: "kmm replicate mirror-maker.properties -o json --listen 127.0.0.1:8083"},
 		cmdutil.Example{What: "a status page for the people on call: open http://127.0.0.1:8083/ in a browser (or over an SSH tunnel)", Cmd: "kmm replicate mirror-maker.properties --listen 127.0.0.1:8083"},
 		cmdutil.Example{What: "at most 10 MB/s per flow, whatever the file says (a restart keeps the progress)", Cmd: "kmm replicate mirror-maker.properties --rate-limit 10MB"},
+		cmdutil.Example{What: "after a failover of A->B: copy what B receives back to A while kmm failback waits for it", Cmd: "kmm replicate mirror-maker.properties --flow 'B->A'"},
 		cmdutil.Example{What: "the tutorial form with MirrorMaker 1 flags", Cmd: "kmm replicate --clusters SOURCE,TARGET --source-cluster-config source-cluster.properties --target-cluster-config target-cluster.properties --whitelist '.*' --config mirror-maker.properties"},
 	)
 }
@@ -150,6 +155,19 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	cfg, flows, err := fac.Flows(o.File)
 	if err != nil {
 		return err
+	}
+	if o.Flow != (flow.Selector{}) {
+		f, err := flow.One(flows, o.Flow)
+		if err != nil {
+			return err
+		}
+		if !f.Enabled {
+			if f, err = flow.AsEnabled(f); err != nil {
+				return err
+			}
+			fmt.Fprintf(io.ErrOut, "kmm: --flow %s: the file leaves it disabled; running it, with offset syncs, as asked\n", f.Name())
+		}
+		flows = []*flow.Flow{f}
 	}
 	rate, _ := cmdutil.ByteRate("rate-limit", o.RateLimit) // validated
 	for _, f := range flows {
