@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"sync/atomic"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/metasync"
 	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -112,28 +112,6 @@ func newPState(src, remote string, part int32) *pstate {
 	return ps
 }
 
-// syncableEntry applies MM2's entry filter for topic config sync: drop read-only, sensitive,
-// static-broker and excluded entries.
-func (e *engine) syncableEntry(c rdkafka.ConfigEntry) bool {
-	return !c.ReadOnly && !c.Sensitive && c.Source != rdkafka.SourceStaticBroker && !e.flow.ConfigExcluded(c.Name)
-}
-
-// creationConfigs: non-default entries that pass the filter (plus defaults with
-// use.defaults.from=source).
-func (e *engine) creationConfigs(entries map[string]rdkafka.ConfigEntry) map[string]string {
-	out := map[string]string{}
-	for name, c := range entries {
-		if !e.syncableEntry(c) {
-			continue
-		}
-		if c.Source == rdkafka.SourceDefault && !e.flow.UseDefaultsFromSource {
-			continue
-		}
-		out[name] = c.Value
-	}
-	return out
-}
-
 // refreshTopics discovers selected source topics and partitions, creates or grows their remote
 // topics on the target, and starts copying partitions not yet copied. It returns how many
 // partitions it started.
@@ -172,7 +150,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		specs := make([]rdkafka.NewTopic, 0, len(create))
 		for _, t := range create {
 			specs = append(specs, rdkafka.NewTopic{Name: f.RemoteTopic(t), Partitions: srcTopics[t].Partitions,
-				RF: f.ReplicationFactor, Configs: e.creationConfigs(cfgs[t])})
+				RF: f.ReplicationFactor, Configs: metasync.CreateConfigs(f, cfgs[t])})
 		}
 		res, err := e.tgt.CreateTopics(ctx, specs)
 		if err != nil {
@@ -266,9 +244,9 @@ func (e *engine) replicatedTopics() []string {
 	return topics
 }
 
-// syncConfigs applies MM2's incremental topic config sync (KIP-894 rules) to every replicated
-// topic: SET non-default entries, DELETE source defaults (SET with use.defaults.from=source),
-// never touch excluded properties.
+// syncConfigs applies MM2's incremental topic config sync (KIP-894 rules, metasync.ConfigOps)
+// to every replicated topic: SET non-default entries, DELETE source defaults (SET with
+// use.defaults.from=source), never touch excluded properties.
 func (e *engine) syncConfigs(ctx context.Context) {
 	f := e.flow
 	ctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
@@ -284,15 +262,8 @@ func (e *engine) syncConfigs(ctx context.Context) {
 	}
 	ops := map[string][]rdkafka.ConfigOp{}
 	for _, t := range topics {
-		for name, c := range cfgs[t] {
-			if !e.syncableEntry(c) {
-				continue
-			}
-			if c.Source == rdkafka.SourceDefault && !f.UseDefaultsFromSource {
-				ops[e.remote[t]] = append(ops[e.remote[t]], rdkafka.ConfigOp{Name: name, Delete: true})
-				continue
-			}
-			ops[e.remote[t]] = append(ops[e.remote[t]], rdkafka.ConfigOp{Name: name, Value: c.Value})
+		if o := metasync.ConfigOps(f, cfgs[t]); len(o) > 0 {
+			ops[e.remote[t]] = o
 		}
 	}
 	if err := e.tgt.IncrementalAlterTopicConfigs(ctx, ops); err != nil {
@@ -302,9 +273,9 @@ func (e *engine) syncConfigs(ctx context.Context) {
 	e.emit(Event{Type: EvConfigsSynced, Topics: len(ops)})
 }
 
-// syncACLs copies LITERAL topic ACLs of replicated topics to their remote topics: ALLOW WRITE
-// is dropped (only kmm writes remote topics), ALLOW ALL becomes ALLOW READ, the rest is copied.
-// Additive only: nothing is ever removed on the target.
+// syncACLs copies LITERAL topic ACLs of replicated topics to their remote topics
+// (metasync.DesiredACLs): ALLOW WRITE is dropped (only kmm writes remote topics), ALLOW ALL
+// becomes ALLOW READ, the rest is copied. Additive only: nothing is ever removed on the target.
 func (e *engine) syncACLs(ctx context.Context) {
 	f := e.flow
 	ctx, cancel := context.WithTimeout(ctx, f.AdminTimeout)
@@ -321,28 +292,7 @@ func (e *engine) syncACLs(ctx context.Context) {
 		e.warnLimited("aclsync", err, fmt.Sprintf("ACL sync: %v", err))
 		return
 	}
-	var out []rdkafka.ACL
-	for _, b := range acls {
-		if !strings.EqualFold(b.ResourceType, "TOPIC") || !strings.EqualFold(b.PatternType, "LITERAL") {
-			continue
-		}
-		if _, replicated := e.remote[b.ResourceName]; !replicated {
-			continue // the wildcard "*" (MM2 syncs LITERAL bindings of replicated names only)
-		}
-		if allow(b) && isOp(b, "WRITE") {
-			continue
-		}
-		if !f.Selected(b.ResourceName) {
-			continue
-		}
-		nb := b
-		nb.ResourceType, nb.PatternType = "TOPIC", "LITERAL"
-		nb.ResourceName = f.RemoteTopic(b.ResourceName)
-		if allow(b) && isOp(b, "ALL") {
-			nb.Operation = "READ"
-		}
-		out = append(out, nb)
-	}
+	out := metasync.DesiredACLs(f, acls, func(t string) bool { _, ok := e.remote[t]; return ok })
 	if len(out) == 0 {
 		return
 	}
@@ -352,6 +302,3 @@ func (e *engine) syncACLs(ctx context.Context) {
 	}
 	e.emit(Event{Type: EvACLsSynced, Count: int64(len(out))})
 }
-
-func allow(b rdkafka.ACL) bool           { return strings.EqualFold(b.Permission, "ALLOW") }
-func isOp(b rdkafka.ACL, op string) bool { return strings.EqualFold(b.Operation, op) }

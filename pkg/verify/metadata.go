@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/metasync"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
@@ -329,9 +329,9 @@ func since(t time.Time) string {
 	return ", since " + t.UTC().Format(time.RFC3339)
 }
 
-// configs compares the topic configs the source sets (not its defaults) with the target's,
-// modulo config.properties.exclude; it also learns which topics are compacted and which remote
-// topics stamp LogAppendTime.
+// configs compares each remote topic's configs with what the config sync makes them
+// (metasync.CompareConfigs: the replicated entries, modulo config.properties.exclude); it also
+// learns which topics are compacted and which remote topics stamp LogAppendTime.
 func (s *state) configs(ctx context.Context, topics []string) error {
 	if len(topics) == 0 {
 		return nil
@@ -353,19 +353,8 @@ func (s *state) configs(ctx context.Context, topics []string) error {
 		compacted[t] = strings.Contains(sc[t]["cleanup.policy"].Value, "compact")
 		logTime[t] = tc[remotes[i]]["message.timestamp.type"].Value == "LogAppendTime"
 		var diffs []string
-		var names []string
-		for name := range sc[t] {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			e := sc[t][name]
-			if e.Source != cluster.SourceDynamicTopic || e.Sensitive || s.f.ConfigExcluded(name) {
-				continue
-			}
-			if tv := tc[remotes[i]][name]; tv.Value != e.Value {
-				diffs = append(diffs, fmt.Sprintf("%s=%s on the source, %s on the target", name, e.Value, orNone(tv.Value)))
-			}
+		for _, d := range metasync.CompareConfigs(s.f, sc[t], tc[remotes[i]]) {
+			diffs = append(diffs, d.String())
 		}
 		switch {
 		case len(diffs) == 0:
@@ -382,16 +371,10 @@ func (s *state) configs(ctx context.Context, topics []string) error {
 	return nil
 }
 
-func orNone(v string) string {
-	if v == "" {
-		return "(unset)"
-	}
-	return v
-}
-
 // acls checks that every principal allowed to read a selected topic on the source may read its
 // remote topic on the target (the consumers that must read there after a failover); writers are
 // a warning (MM2 never syncs WRITE: producers need it granted on the target before a failover).
+// The rule is metasync.CompareACLs.
 func (s *state) acls(ctx context.Context, topics []string) error {
 	if len(topics) == 0 {
 		return nil
@@ -410,42 +393,10 @@ func (s *state) acls(ctx context.Context, topics []string) error {
 		s.add(Finding{Check: CheckACLs, Status: Warn, Reason: "cannot describe ACLs on the target: " + firstLine(err.Error())})
 		return nil
 	}
-	allows := func(acls []cluster.ACL, topic, principal, op string) bool {
-		for _, a := range acls {
-			if a.Permission != "ALLOW" || (a.Principal != principal && a.Principal != "User:*") || (a.Operation != op && a.Operation != "ALL") {
-				continue
-			}
-			if a.ResourceName == "*" && a.PatternType == "LITERAL" || a.PatternType == "LITERAL" && a.ResourceName == topic ||
-				a.PatternType == "PREFIXED" && strings.HasPrefix(topic, a.ResourceName) {
-				return true
-			}
-		}
-		return false
-	}
 	for i, t := range topics {
 		remote := remotes[i]
-		var missRead, missWrite []string
-		seen := map[string]bool{}
-		for _, a := range sa {
-			if a.Permission != "ALLOW" || !allows([]cluster.ACL{a}, t, a.Principal, a.Operation) {
-				continue
-			}
-			for _, op := range []string{"READ", "WRITE"} {
-				if (a.Operation != op && a.Operation != "ALL") || seen[a.Principal+op] {
-					continue
-				}
-				seen[a.Principal+op] = true
-				if !allows(ta, remote, a.Principal, op) {
-					if op == "READ" {
-						missRead = append(missRead, a.Principal)
-					} else {
-						missWrite = append(missWrite, a.Principal)
-					}
-				}
-			}
-		}
-		slices.Sort(missRead)
-		slices.Sort(missWrite)
+		cov := metasync.CompareACLs(t, remote, sa, ta)
+		missRead, missWrite := cov.MissingRead, cov.MissingWrite
 		switch {
 		case len(missRead) > 0:
 			s.add(Finding{Check: CheckACLs, Status: Fail, Topic: t, RemoteTopic: remote,
@@ -453,10 +404,10 @@ func (s *state) acls(ctx context.Context, topics []string) error {
 		case len(missWrite) > 0:
 			s.add(Finding{Check: CheckACLs, Status: Warn, Topic: t, RemoteTopic: remote,
 				Reason: fmt.Sprintf("%s may WRITE %s on %s but not %s on %s (MM2 never syncs WRITE; grant it before producers fail over)", strings.Join(missWrite, ", "), t, s.f.Source, remote, s.f.Target)})
-		case len(seen) == 0:
+		case cov.Pairs == 0:
 			s.add(Finding{Check: CheckACLs, Status: OK, Topic: t, RemoteTopic: remote, Reason: "no ALLOW READ/WRITE ACL on the source for this topic"})
 		default:
-			s.add(Finding{Check: CheckACLs, Status: OK, Topic: t, RemoteTopic: remote, Reason: fmt.Sprintf("every principal allowed on the source is allowed on the target (%d principal/operation pairs)", len(seen))})
+			s.add(Finding{Check: CheckACLs, Status: OK, Topic: t, RemoteTopic: remote, Reason: fmt.Sprintf("every principal allowed on the source is allowed on the target (%d principal/operation pairs)", cov.Pairs)})
 		}
 	}
 	return nil

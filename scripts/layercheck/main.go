@@ -41,7 +41,7 @@ var (
 	// interfaces, knows nothing of the command line.
 	domain = []string{m + "mm2conf/...", m + "pkg/flow", m + "pkg/cluster", m + "pkg/plan", m + "pkg/switchover", m + "pkg/snapshot",
 		m + "pkg/mm2read", m + "pkg/lag", m + "pkg/health", m + "pkg/checkpoint", m + "pkg/offsetsync", m + "pkg/policy",
-		m + "pkg/mm2wire", m + "pkg/consumeroffsets", m + "pkg/kerr", m + "pkg/verify", m + "pkg/flowstate"}
+		m + "pkg/mm2wire", m + "pkg/consumeroffsets", m + "pkg/kerr", m + "pkg/verify", m + "pkg/flowstate", m + "pkg/metasync"}
 )
 
 // Rules is kmm's layering, in one table.
@@ -70,6 +70,8 @@ var Rules = []Rule{
 	{Name: "the flow model is a leaf of the domain", Packages: []string{m + "pkg/flow"},
 		Forbid: []string{m + "pkg/cluster", m + "pkg/plan", m + "pkg/switchover", m + "pkg/snapshot", m + "pkg/mm2read", m + "pkg/checkpoint", m + "pkg/offsetsync"},
 		Why:    "everything takes flows; flows take nothing but mm2conf, policy and kerr"},
+	{Name: "the metadata rules are pure", Packages: []string{m + "pkg/metasync"}, Forbid: []string{m + "..."}, Allow: []string{m + "pkg/cluster", m + "pkg/flow"},
+		Why: "what replicate syncs of topic configs and ACLs and what verify compares are functions of values (pkg/cluster's) and the flow; the engine and verify do the I/O"},
 	{Name: "commands open no clients", Packages: []string{m + "pkg/cmd/..."},
 		Forbid: append([]string{m + "pkg/rdkafka", m + "pkg/groupprobe"}, kafkaClients...),
 		Why:    "commands get clusters from the factory's Opener (pkg/cluster)"},

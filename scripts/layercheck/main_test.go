@@ -26,11 +26,14 @@ func TestCheckRejectsViolatingImports(t *testing.T) {
 		{Package{ImportPath: m + "pkg/plan", Imports: []string{"github.com/twmb/franz-go/pkg/kgo"}}, "one Kafka client adapter"},
 		{Package{ImportPath: m + "pkg/app", Imports: []string{m + "e2e/testbed/kfakebed"}}, "test support is imported by tests only"},
 		{Package{ImportPath: m + "pkg/httpapi", Deps: []string{"github.com/confluentinc/confluent-kafka-go/v2/kafka"}}, "the HTTP API builds without cgo"},
+		{Package{ImportPath: m + "pkg/metasync", Imports: []string{m + "pkg/cluster", m + "pkg/verify"}}, "the metadata rules are pure"},
+		{Package{ImportPath: m + "pkg/metasync", Imports: []string{m + "pkg/rdkafka"}, Deps: []string{m + "pkg/rdkafka"}}, "the domain is client-free"},
 		// Allowed.
 		{Package{ImportPath: m + "pkg/rdkafka", Imports: []string{"github.com/confluentinc/confluent-kafka-go/v2/kafka"}}, ""},
 		{Package{ImportPath: m + "pkg/groupprobe", Imports: []string{"github.com/twmb/franz-go/pkg/kgo"}}, ""},
 		{Package{ImportPath: m + "mm2conf", Imports: []string{m + "pkg/policy"}}, ""},
 		{Package{ImportPath: m + "pkg/cmd/replicatecmd", Imports: []string{m + "pkg/replicator"}}, ""},
+		{Package{ImportPath: m + "pkg/metasync", Imports: []string{m + "pkg/cluster", m + "pkg/flow", "strings"}}, ""},
 		{Package{ImportPath: m + "e2e/testbed/kfakebed", Imports: []string{"testing", "github.com/twmb/franz-go/pkg/kfake", m + "pkg/rdkafka"}}, ""},
 		{Package{ImportPath: "testing", Standard: true, Imports: []string{"internal/synctest"}}, ""},
 	} {
