@@ -177,3 +177,48 @@ func TestReplicateHonoursFlowState(t *testing.T) {
 		t.Fatalf("replicate --flow %s ran what it was not asked to, or did not say it enabled the flow:\n%s", ba, tail(e, 20))
 	}
 }
+
+// A second kmm replicate of a flow a live process already replicates (no workers mode) exits 3
+// naming the first (host, pid, --listen) and kmm.workers.enabled, instead of copying every record
+// a second time (issue 35: three processes on one file left 3.5 M duplicates on 3 M records). A
+// process of this host killed with SIGKILL leaves a lease that does not hold its successor back.
+func TestSecondReplicatorRefused(t *testing.T) {
+	bed := testbed.Attach(t)
+	al := newAliases()
+	topic := testbed.Unique(t, "second")
+	bed.A.CreateTopic(t, topic, 2, nil)
+	ab := al.A + "->" + al.B
+	props := interopProps(t, bed, al, 2, ab+".enabled = true", ab+".topics = "+regexp.QuoteMeta(topic))
+	bed.A.Produce(t, seqRecords(topic, 2, 0, 200))
+	first := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
+	waitCount(t, bed.B, al.A+"."+topic, 2, 200, time.Minute)
+	testbed.Eventually(t, 20*time.Second, func() error { // its lease is on B
+		if len(flowstate.Leases(readState(t, bed.B), al.A, al.B)) == 0 {
+			return fmt.Errorf("no lease yet")
+		}
+		return nil
+	})
+	began := time.Now()
+	second := startKMM(t, "replicate", props)
+	select {
+	case <-second.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the second replicator did not refuse within 60 s:\n%s", tail(second.Stderr(), 20))
+	}
+	e := second.Stderr()
+	if code := second.cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(e, "is already replicated by a running kmm replicate") ||
+		!strings.Contains(e, fmt.Sprintf("pid %d", first.cmd.Process.Pid)) || !strings.Contains(e, "--listen http://127.0.0.1:") || !strings.Contains(e, "kmm.workers.enabled = true") {
+		t.Fatalf("second replicator: exit %d after %s\n%s", code, time.Since(began).Round(time.Second), tail(e, 20))
+	}
+	t.Logf("the second replicator refused after %s", time.Since(began).Round(100*time.Millisecond))
+	// A crash: the first one's lease is still alive, but its process is gone.
+	if code := first.stop(t, syscall.SIGKILL, 10*time.Second); code != -1 {
+		t.Fatalf("SIGKILL: exit %d", code)
+	}
+	bed.A.Produce(t, seqRecords(topic, 2, 200, 100))
+	third := startKMM(t, "replicate", props)
+	waitCount(t, bed.B, al.A+"."+topic, 2, 300, time.Minute)
+	if code := third.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
+		t.Fatalf("the replicator after the crash: exit %d\n%s", code, tail(third.Stderr(), 20))
+	}
+}

@@ -57,6 +57,15 @@ func outageTruth(t *testing.T, pol string) {
 	}
 	// ~25 bytes a record: 100 records/s written, about 20/s copied.
 	k := startKMM(t, "replicate", props, "--rate-limit", "500B")
+	// The rate limit is the flow's, and A's heartbeats topic (every earlier test's heartbeats:
+	// MM2 copies it with every flow) would take it first: wait until that backlog is across.
+	hbEnd := endOffsets(t, bed.A, "heartbeats", 1)[0]
+	testbed.Eventually(t, 3*time.Minute, func() error {
+		if got := endOffsets(t, bed.B, al.A+".heartbeats", 1)[0]; got < hbEnd {
+			return fmt.Errorf("%d of A's %d heartbeats copied", got, hbEnd)
+		}
+		return nil
+	})
 	prod, err := app.StartProducer(bed.A.Bootstrap, topic, parts, 100, 0)
 	if err != nil {
 		t.Fatal(err)

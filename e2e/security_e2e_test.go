@@ -266,6 +266,8 @@ func aclGrants(principal, src string) []rdkafka.ACL {
 	add("TOPIC", src+".", "PREFIXED", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER", "ALTER_CONFIGS")
 	// Resume positions (MM2's offsets topic of the flow), kmm's state topic, the heartbeats topic.
 	add("TOPIC", "mm2-offsets."+src+".internal", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
+	// kmm's offset maps (where every copied record landed), beside the resume positions.
+	add("TOPIC", "kmm-offset-map."+src+".internal", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
 	add("TOPIC", "__kmm_state", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
 	add("TOPIC", "heartbeats", "LITERAL", "CREATE", "WRITE", "READ", "DESCRIBE", "DESCRIBE_CONFIGS")
 	// ACL sync (sync.topic.acls.enabled, on by default) creates ACLs.

@@ -137,7 +137,14 @@ type GroupDescription struct {
 	ID      string
 	State   string
 	Members int
-	Err     error
+	// Who are the members (client id, host, member id), as DescribeGroups returns them.
+	Who []GroupMember
+	Err error
+}
+
+// GroupMember is one member of a consumer group.
+type GroupMember struct {
+	ClientID, Host, MemberID string
 }
 
 // OffsetMeta is a committed offset with its metadata.
@@ -169,6 +176,10 @@ type Topics interface {
 	ListTopics(ctx context.Context) (map[string]TopicInfo, error)
 	// CreateTopics creates topics; per-topic errors are in the map (nil = created).
 	CreateTopics(ctx context.Context, topics []NewTopic) (map[string]error, error)
+	// ValidateTopics asks the cluster whether it would create topics (CreateTopics with
+	// validate-only: replication factor against the brokers, authorization, policies), creating
+	// nothing; per-topic errors in the map (nil = it would).
+	ValidateTopics(ctx context.Context, topics []NewTopic) (map[string]error, error)
 	CreatePartitions(ctx context.Context, topic string, total int) error
 	DeleteTopics(ctx context.Context, topics ...string) error
 	DescribeTopicConfigs(ctx context.Context, topics ...string) (map[string]map[string]ConfigEntry, error)

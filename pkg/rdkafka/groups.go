@@ -39,6 +39,9 @@ func (a *Admin) DescribeGroups(ctx context.Context, ids ...string) ([]GroupDescr
 	out := make([]GroupDescription, 0, len(res.ConsumerGroupDescriptions))
 	for _, d := range res.ConsumerGroupDescriptions {
 		gd := GroupDescription{ID: d.GroupID, State: d.State.String(), Members: len(d.Members)}
+		for _, m := range d.Members {
+			gd.Who = append(gd.Who, GroupMember{ClientID: m.ClientID, Host: m.Host, MemberID: m.ConsumerID})
+		}
 		if d.Error.Code() != kafka.ErrNoError {
 			gd.Err = d.Error
 		}

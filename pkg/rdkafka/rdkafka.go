@@ -34,6 +34,7 @@ type (
 	ACL              = cluster.ACL
 	GroupListing     = cluster.GroupListing
 	GroupDescription = cluster.GroupDescription
+	GroupMember      = cluster.GroupMember
 	OffsetMeta       = cluster.OffsetMeta
 	OffsetSpec       = cluster.OffsetSpec
 	OffsetResult     = cluster.OffsetResult
@@ -392,13 +393,22 @@ func (a *Admin) ListTopics(ctx context.Context) (map[string]TopicInfo, error) {
 
 // CreateTopics creates topics; per-topic errors are returned in the map (nil = created).
 func (a *Admin) CreateTopics(ctx context.Context, topics []NewTopic) (map[string]error, error) {
+	return a.createTopics(ctx, topics, false)
+}
+
+// ValidateTopics implements cluster.Topics: CreateTopics with validate-only (nothing created).
+func (a *Admin) ValidateTopics(ctx context.Context, topics []NewTopic) (map[string]error, error) {
+	return a.createTopics(ctx, topics, true)
+}
+
+func (a *Admin) createTopics(ctx context.Context, topics []NewTopic, validateOnly bool) (map[string]error, error) {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()
 	specs := make([]kafka.TopicSpecification, 0, len(topics))
 	for _, t := range topics {
 		specs = append(specs, kafka.TopicSpecification{Topic: t.Name, NumPartitions: t.Partitions, ReplicationFactor: t.RF, Config: t.Configs})
 	}
-	res, err := a.a.CreateTopics(ctx, specs)
+	res, err := a.a.CreateTopics(ctx, specs, kafka.SetAdminValidateOnly(validateOnly))
 	if err != nil {
 		return nil, a.wrap("create topics", err)
 	}

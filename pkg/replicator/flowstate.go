@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/buildinfo"
@@ -112,6 +113,11 @@ func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 		}
 		e.emit(Event{Type: EvWarning, Message: fmt.Sprintf("flow %s is %s (epoch %d); --force: replicating anyway", f.Name(), st.State, st.Epoch)})
 	}
+	if !f.Workers && !e.opt.Force {
+		if err := k.checkAlone(ctx); err != nil {
+			return nil, err
+		}
+	}
 	k.startEp, k.begin = st.Epoch, st
 	if k.prod, err = e.tgt.NewProducer(map[string]string{"acks": "all", "enable.idempotence": "true"}); err != nil {
 		return nil, err
@@ -186,6 +192,62 @@ func (k *stateKeeper) follow(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// checkAlone refuses to run a flow another live `kmm replicate` already runs (its lease in
+// __kmm_state is alive and refreshed): without workers mode both would copy every record (MM2's
+// dedicated-mode processes share a flow; kmm's do with kmm.workers.enabled). A lease left by a
+// process that is gone does not count: one of this host whose pid no longer runs at once, any
+// other once it is not refreshed within a refresh interval (a crash's lease outlives it by up to
+// LeaseTTL).
+func (k *stateKeeper) checkAlone(ctx context.Context) error {
+	f := k.e.flow
+	others := func() (map[string]*flowstate.Lease, error) {
+		recs, err := plan.ReadState(ctx, k.e.tgt)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]*flowstate.Lease{}
+		me := userAtHost()
+		for _, l := range flowstate.Leases(recs, f.Source, f.Target) {
+			if !l.Alive(time.Now()) || l.Instance == k.instance {
+				continue
+			}
+			if l.Host == me && l.PID > 0 && syscall.Kill(l.PID, 0) == syscall.ESRCH {
+				continue // this host's process that wrote it is gone (a crash)
+			}
+			out[l.Instance] = l
+		}
+		return out, nil
+	}
+	first, err := others()
+	if err != nil || len(first) == 0 {
+		return err
+	}
+	// Alive by its time: is it refreshed? Watch for a refresh interval and a little more.
+	deadline := time.Now().Add(LeaseRefresh + 2*time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+		now, err := others()
+		if err != nil {
+			return err
+		}
+		for id, l := range now {
+			if old, ok := first[id]; ok && l.Refreshed.After(old.Refreshed) {
+				where := fmt.Sprintf("%s, pid %d, started %s", l.Host, l.PID, l.Started.UTC().Format(time.RFC3339))
+				if l.Listen != "" {
+					where += ", --listen " + l.Listen
+				}
+				return kerr.WithHint(kerr.New(kerr.CheckFailed, "flow %s is already replicated by a running kmm replicate (%s): a second one would copy every record again", f.Name(), where),
+					fmt.Sprintf("stop that one first; or run both as workers of the flow, which share its partitions: set kmm.workers.enabled = true (or %s.kmm.workers.enabled = true) in the file of every process (docs/workers.md)", f.Name()))
+			}
+		}
+	}
+	return nil // not refreshed: a process that is gone; its lease expires by itself
 }
 
 func userAtHost() string {

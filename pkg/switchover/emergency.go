@@ -226,6 +226,9 @@ func PrepareEmergency(ctx context.Context, env Env, req FailoverRequest, tgt clu
 	if err := gates.gateInactive(ctx, groups, req.Force, tgt); err != nil {
 		return nil, gates, err
 	}
+	if err := gates.gateCreatable(ctx, []creatable{stateTopic(tgt, f)}); err != nil {
+		return nil, gates, err
+	}
 	if err := gates.Err(); err != nil {
 		return nil, gates, err
 	}

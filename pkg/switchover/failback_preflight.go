@@ -168,6 +168,26 @@ func PrepareFailback(ctx context.Context, env Env, req FailbackRequest, src, tgt
 	if err != nil {
 		return nil, gates, err
 	}
+	// The topics failback's steps may create: the state topic on both sides (both copies are
+	// required), the reverse flow's progress on S, the flow's own on T, the quarantine topics.
+	needs := []creatable{stateTopic(tgt, f), stateTopic(src, f), offsetsTopic(tgt, f)}
+	if len(st.ReverseEnds) > 0 {
+		needs = append(needs, offsetsTopic(src, rev))
+	}
+	if req.Stranded == StrandedQuarantine {
+		parts := map[string]int{}
+		for _, r := range stranded {
+			if r.Records > 0 {
+				parts[r.Topic] = max(parts[r.Topic], int(r.Partition)+1)
+			}
+		}
+		for t, n := range parts {
+			needs = append(needs, creatable{src, cluster.NewTopic{Name: StrandedTopic(t), Partitions: n, RF: f.StateTopicRF()}, "checkpoints.topic.replication.factor"})
+		}
+	}
+	if err := gates.gateCreatable(ctx, needs); err != nil {
+		return nil, gates, err
+	}
 	drift := Drift(ctx, env, f)
 	gates.warn("drift", map[string]any{"flow": f.Name()}, drift)
 	return &Failback{F: f, Rev: rev, S: src, T: tgt, State: st, Groups: groups, RevTPs: revTPs, Stranded: stranded, RemoteWrites: remoteWrites, Now: env.Now,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/checkpoint"
@@ -14,6 +15,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/mm2read"
+	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/verify"
 )
 
@@ -122,8 +124,13 @@ func (g *Gates) gateInactive(ctx context.Context, groups []string, force bool, s
 		}
 		for _, d := range ds {
 			if d.Members > 0 {
-				members[d.ID+"@"+c.Alias()] = d.Members
-				problems = append(problems, fmt.Sprintf("group %s has %d member(s) on %s: stop its consumers first", d.ID, d.Members, c.Alias()))
+				members[d.ID+"@"+c.Alias()] = d.Who
+				var who []string
+				for _, m := range d.Who {
+					who = append(who, fmt.Sprintf("client id %s on host %s", m.ClientID, strings.TrimPrefix(m.Host, "/")))
+				}
+				problems = append(problems, fmt.Sprintf("group %s has %d member(s) on %s (%s): stop its consumers first; a consumer that crashed stays a member until its session times out (session.timeout.ms after its last heartbeat: 45 s by default), then run again",
+					d.ID, d.Members, c.Alias(), strings.Join(who, "; ")))
 			}
 		}
 	}
@@ -142,6 +149,59 @@ func (g *Gates) gateNoMM2(ctx context.Context, env Env, force bool, flows ...*fl
 		}
 	}
 	g.judge("no-mm2", map[string]any{"flows": len(flows)}, problems, "--force", force)
+}
+
+// creatable is a topic a plan may create on c, and the key of the file that sets its replication
+// factor.
+type creatable struct {
+	c   cluster.Cluster
+	t   cluster.NewTopic
+	key string
+}
+
+// stateTopic is __kmm_state on c as the flow's plans create it.
+func stateTopic(c cluster.Cluster, f *flow.Flow) creatable {
+	return creatable{c, cluster.NewTopic{Name: plan.StateTopic, Partitions: 1, RF: f.StateTopicRF(), Configs: map[string]string{"cleanup.policy": "compact"}},
+		"checkpoints.topic.replication.factor"}
+}
+
+// offsetsTopic is flow f's Connect offsets topic on c (its target) as progress stores create it.
+func offsetsTopic(c cluster.Cluster, f *flow.Flow) creatable {
+	return creatable{c, cluster.NewTopic{Name: f.OffsetsTopic, Partitions: f.OffsetsTopicPartitions, RF: f.OffsetsTopicRF, Configs: map[string]string{"cleanup.policy": "compact"}},
+		f.Target + ".offset.storage.replication.factor"}
+}
+
+// gateCreatable is the gate "topics-creatable": every topic the plan may create exists, or the
+// cluster says it would create it (CreateTopics with validate-only: the replication factor
+// against its brokers, the principal's CREATE right, its policies), so that neither a dry run
+// nor the preflight passes a plan that then stops half way (a failover that committed the
+// groups on the target and could not store the reverse progress).
+func (g *Gates) gateCreatable(ctx context.Context, needs []creatable) error {
+	var problems []string
+	topics := map[cluster.Cluster]map[string]cluster.TopicInfo{}
+	for _, n := range needs {
+		ts, ok := topics[n.c]
+		if !ok {
+			var err error
+			if ts, err = n.c.ListTopics(ctx); err != nil {
+				return err
+			}
+			topics[n.c] = ts
+		}
+		if _, ok := ts[n.t.Name]; ok {
+			continue
+		}
+		res, err := n.c.ValidateTopics(ctx, []cluster.NewTopic{n.t})
+		if err != nil {
+			return err
+		}
+		if e := res[n.t.Name]; e != nil && !errors.Is(e, cluster.ErrTopicExists) {
+			problems = append(problems, fmt.Sprintf("the plan creates topic %s on %s (replication factor %d), which %s refuses: %v; set %s to at most its brokers (-1: the broker default), or grant CREATE on it",
+				n.t.Name, n.c.Alias(), n.t.RF, n.c.Alias(), e, n.key))
+		}
+	}
+	g.judge("topics-creatable", map[string]any{"topics": len(needs)}, problems, "", false)
+	return nil
 }
 
 // MM2Running is the check "no Apache MM2 runs the flow": MM2's Connect group (the worker's
@@ -310,6 +370,13 @@ func PrepareFailover(ctx context.Context, env Env, req FailoverRequest, src, tgt
 			return nil, gates, err
 		}
 		gates.judge("checkpoint-age", map[string]any{"max": req.MaxCkAge.String(), "groups": ages}, StaleProblems(ages, req.MaxCkAge, f), "", false)
+	}
+	needs := []creatable{stateTopic(tgt, f)}
+	if req.Reverse != nil && !rehearse {
+		needs = append(needs, offsetsTopic(src, req.Reverse))
+	}
+	if err := gates.gateCreatable(ctx, needs); err != nil {
+		return nil, gates, err
 	}
 	drift := Drift(ctx, env, f)
 	gates.warn("drift", map[string]any{"flow": f.Name()}, drift)

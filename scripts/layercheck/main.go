@@ -41,7 +41,7 @@ var (
 	// interfaces, knows nothing of the command line.
 	domain = []string{m + "mm2conf/...", m + "pkg/flow", m + "pkg/cluster", m + "pkg/plan", m + "pkg/switchover", m + "pkg/snapshot",
 		m + "pkg/mm2read", m + "pkg/lag", m + "pkg/health", m + "pkg/checkpoint", m + "pkg/offsetsync", m + "pkg/policy",
-		m + "pkg/mm2wire", m + "pkg/consumeroffsets", m + "pkg/kerr", m + "pkg/verify", m + "pkg/flowstate", m + "pkg/metasync"}
+		m + "pkg/mm2wire", m + "pkg/consumeroffsets", m + "pkg/kerr", m + "pkg/verify", m + "pkg/flowstate", m + "pkg/offsetmap", m + "pkg/metasync"}
 )
 
 // Rules is kmm's layering, in one table.
@@ -67,6 +67,8 @@ var Rules = []Rule{
 		Why: "the MM2 file model depends on nothing else of kmm but the replication policy (topic and group verdicts name the remote topics as MM2's policy does)"},
 	{Name: "policy is a leaf", Packages: []string{m + "pkg/policy"}, Forbid: []string{m + "..."},
 		Why: "MM2's replication policies are used by mm2conf and the domain alike; they depend on nothing of kmm"},
+	{Name: "the offset map is a leaf", Packages: []string{m + "pkg/offsetmap"}, Forbid: []string{m + "..."},
+		Why: "where the copies landed is pure data, read by the engine and every DR command alike; it depends on nothing of kmm"},
 	{Name: "the flow model is a leaf of the domain", Packages: []string{m + "pkg/flow"},
 		Forbid: []string{m + "pkg/cluster", m + "pkg/plan", m + "pkg/switchover", m + "pkg/snapshot", m + "pkg/mm2read", m + "pkg/checkpoint", m + "pkg/offsetsync"},
 		Why:    "everything takes flows; flows take nothing but mm2conf, policy and kerr"},

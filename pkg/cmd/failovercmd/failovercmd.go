@@ -66,6 +66,15 @@ FAILED_OVER with the cut. The groups' consumers must be stopped on both clusters
 The plan is printed first; --dry-run stops there; a terminal asks, otherwise --yes is required.
 An interrupted run resumes where it stopped. Exit 3: a preflight check failed (nothing written).
 
+--mode emergency (the source is down, an outage): the source is probed first (reachable: exit 3,
+use planned mode; --force overrides). Nothing is read from the source: the groups are committed
+on the target where their checkpoints and kmm's offset map put them (exact where the map knows;
+a group at or past what the target holds resumes at its end), the flow is marked FAILED_OVER
+with the cut, and the RPO is stated: records known written on the source and not on the target
+(rpo_records), the estimate of the most (rpo_records_max) and how old that knowledge is. Gates:
+--max-rpo-records N and --max-checkpoint-age D refuse (exit 3, nothing changed) unless
+--accept-loss. The running kmm replicate of the flow stops itself at the mark.
+
 --mode rehearse (a drill with no downtime): translates every group as planned mode would now,
 commits the offsets to shadow groups kmm-rehearse.<group> on the target (the real groups are not
 touched, their consumers may keep running), reads the record at each shadow position and
@@ -112,6 +121,7 @@ position translated as exact does not hold the group's next record.`,
 		cmdutil.Example{What: "see the plan of a planned failover, change nothing", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode planned --fence none --quiet-for 10s --dry-run"},
 		cmdutil.Example{What: "fail over, moving the groups that match a regex", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode planned --groups 'billing|orders-.*' --yes"},
 		cmdutil.Example{What: "the source is down: fail over if at most 1000 records are lost", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode emergency --max-rpo-records 1000 --yes -o json"},
+		cmdutil.Example{What: "the source is down: see what an emergency failover would do and lose, change nothing", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode emergency --dry-run --report outage.md"},
 		cmdutil.Example{What: "rehearse a failover without downtime: shadow groups only, deleted afterwards", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode rehearse --yes -o json"},
 		cmdutil.Example{What: "a DR drill from a reviewed file", Cmd: "kmm failover mirror-maker.properties --plan drill.toml --dry-run"},
 	)

@@ -274,6 +274,10 @@ func TestRunPreflightGatesRefuse(t *testing.T) {
 		{name: "MM2 running, --force", mm2: 2, mods: func(o *Options) { o.Force = true }, passes: true},
 		{name: "MM2 running, rehearse", mm2: 2, mods: func(o *Options) { o.Mode = "rehearse" }, passes: true},
 		{name: "no checkpoint", mods: func(o *Options) { o.MaxCkAge = time.Minute }, kind: kerr.CheckFailed, want: "group g1 has no checkpoint on B (--max-checkpoint-age 1m0s)"},
+		// The reverse progress step would create mm2-offsets.B.internal on A with replication
+		// factor 3 on a one-broker cluster: refused before anything changes, dry run included.
+		{name: "a topic the plan creates is refused", lines: []string{"A.offset.storage.replication.factor = 3"}, mods: func(o *Options) { o.ApplyOpts.DryRun = true },
+			kind: kerr.CheckFailed, want: "the plan creates topic mm2-offsets.B.internal on A (replication factor 3), which A refuses"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -317,7 +321,8 @@ func TestRunActiveGroupGate(t *testing.T) {
 	}
 	defer c()
 	r := runFailover(t, fb.options("planned"), 0, kfakebed.Opener())
-	if kerr.KindOf(r.err) != kerr.CheckFailed || !strings.Contains(r.err.Error(), "group g1 has 1 member(s) on B: stop its consumers first (or --force)") {
+	if kerr.KindOf(r.err) != kerr.CheckFailed || !strings.Contains(r.err.Error(), "group g1 has 1 member(s) on B (client id rdkafka on host 127.0.0.1:") ||
+		!strings.Contains(r.err.Error(), "until its session times out (session.timeout.ms after its last heartbeat: 45 s by default), then run again (or --force)") {
 		t.Fatalf("active group: %v\n%s", r.err, r.errOut)
 	}
 	r = runFailover(t, fb.options("planned", func(o *Options) { o.Force = true; o.ApplyOpts.DryRun = true }), 0, kfakebed.Opener())
@@ -508,4 +513,30 @@ func rdkafkaMember(t *testing.T, c kfakebed.Cluster, group, topic string) (func(
 	}
 	closeIt()
 	return nil, fmt.Errorf("group %s has no member after 30 s", group)
+}
+
+// With a cluster down, each mode's refusal (exit 4) says what that mode needs: emergency mode
+// needs only the target (it is for a source that is down), planned mode both, a rehearsal reads
+// both.
+func TestRunHintsPerMode(t *testing.T) {
+	t.Parallel()
+	a := kfakebed.Start(t, "A")
+	downA, downB := kfakebed.Down(t, "A"), kfakebed.Down(t, "B")
+	for _, c := range []struct {
+		mode     string
+		clusters []kfakebed.Cluster
+		want     string
+	}{
+		{"emergency", []kfakebed.Cluster{a, downB}, "emergency failover needs the target cluster B"},
+		{"planned", []kfakebed.Cluster{downA, downB}, "planned failover needs both clusters"},
+		{"rehearse", []kfakebed.Cluster{downA, downB}, "a rehearsal reads both clusters"},
+	} {
+		props := kfakebed.WriteProps(t, c.clusters, "A->B.enabled = true", "A->B.topics = orders")
+		o := &Options{Common: drshared.Common{File: mm2conf.LoadOptions{ConfigFile: props}, Flow: flow.Selector{Flow: "A->B"}, Output: "table",
+			Fence: switchover.FenceNone, Timeout: time.Minute, ApplyOpts: cmdutil.ApplyOptions{Yes: true, DryRun: true}}, Mode: c.mode, MaxRPO: -1}
+		r := runFailover(t, o, 0, kfakebed.PingWithin(time.Second))
+		if kerr.KindOf(r.err) != kerr.Unreachable || !strings.Contains(kerr.HintOf(r.err), c.want) {
+			t.Errorf("%s: %v (hint %q), want exit 4 with %q", c.mode, r.err, kerr.HintOf(r.err), c.want)
+		}
+	}
 }
