@@ -49,6 +49,8 @@ type CheckFeatures struct {
 	ACLSync             bool   `json:"acl_sync"`
 	OffsetSyncs         bool   `json:"offset_syncs"`
 	OffsetSyncsLocation string `json:"offset_syncs_location"`
+	// ExactlyOnce: exactly.once.source.support = enabled for the flow's target.
+	ExactlyOnce bool `json:"exactly_once"`
 }
 
 // CheckIntervals are the flow's periods, in milliseconds.
@@ -79,10 +81,14 @@ type CheckFlow struct {
 	InternalSeparator string   `json:"internal_separator"`
 	TasksMax          int      `json:"tasks_max"`
 	// Pipelines is what kmm runs: tasks.max capped at MaxPipelines.
-	Pipelines         int            `json:"pipelines"`
-	ReplicationFactor int            `json:"replication_factor"`
-	Features          CheckFeatures  `json:"features"`
-	Intervals         CheckIntervals `json:"intervals"`
+	Pipelines         int           `json:"pipelines"`
+	ReplicationFactor int           `json:"replication_factor"`
+	Features          CheckFeatures `json:"features"`
+	// Intervals are MM2's reading of the file; `kmm config check` replaces them with what
+	// `kmm replicate` uses (kmm's defaults where the file is silent) and keeps MM2's in
+	// MM2Intervals when they differ.
+	Intervals    CheckIntervals  `json:"intervals"`
+	MM2Intervals *CheckIntervals `json:"mm2_intervals,omitempty"`
 }
 
 // CheckReport is what `kmm config check` shows.
@@ -142,7 +148,7 @@ func NewCheckReport(c *Config, opts ReportOptions) *CheckReport {
 			TasksMax: s.TasksMax, Pipelines: min(s.TasksMax, MaxPipelines), ReplicationFactor: s.ReplicationFactor,
 			Features: CheckFeatures{Data: f.Features.Data, Checkpoints: f.Features.Checkpoints, GroupOffsetSync: f.Features.GroupOffsetSync,
 				Heartbeats: f.Features.Heartbeats, TopicConfigSync: f.Features.TopicConfigSync, ACLSync: f.Features.ACLSync,
-				OffsetSyncs: f.Features.OffsetSyncs, OffsetSyncsLocation: f.Features.OffsetSyncsLocation},
+				OffsetSyncs: f.Features.OffsetSyncs, OffsetSyncsLocation: f.Features.OffsetSyncsLocation, ExactlyOnce: s.ExactlyOnce},
 			Intervals: CheckIntervals{
 				RefreshTopicsMs: s.RefreshTopicsInterval.Milliseconds(), RefreshGroupsMs: s.RefreshGroupsInterval.Milliseconds(),
 				SyncTopicConfigsMs: s.SyncTopicConfigsInterval.Milliseconds(), SyncTopicACLsMs: s.SyncTopicACLsInterval.Milliseconds(),

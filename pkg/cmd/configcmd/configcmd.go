@@ -124,6 +124,7 @@ func RunCheck(o *CheckOptions, f *cmdutil.Factory) error {
 		return kerr.Wrap(kerr.Usage, loadErr)
 	}
 	rep := mm2conf.NewCheckReport(cfg, mm2conf.ReportOptions{GeneratedAt: f.Clock().UTC()})
+	overlayIntervals(cfg, rep)
 	var err error
 	if o.Output == "json" {
 		err = RenderJSON(io.Out, rep)

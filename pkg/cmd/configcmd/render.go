@@ -80,25 +80,39 @@ func RenderCheckText(w io.Writer, r *mm2conf.CheckReport) error {
 			if f.Features.OffsetSyncs {
 				feats = append(feats, "offset-syncs@"+f.Features.OffsetSyncsLocation)
 			}
-			iv := f.Intervals
+			if f.Features.ExactlyOnce && f.Enabled {
+				feats = append(feats, "exactly-once")
+			}
+			iv, mm2 := f.Intervals, f.Intervals
+			if f.MM2Intervals != nil {
+				mm2 = *f.MM2Intervals
+			}
+			// each interval as `kmm replicate` uses it, MM2's beside it where it differs
+			dur := func(name string, kmm, mm2 int64) string {
+				s := name + " " + fmtDur(kmm)
+				if kmm != mm2 {
+					s += " (MM2 " + fmtDur(mm2) + ")"
+				}
+				return s
+			}
 			var ints []string
 			if f.Enabled {
-				ints = append(ints, "topics "+fmtDur(iv.RefreshTopicsMs), "groups "+fmtDur(iv.RefreshGroupsMs))
+				ints = append(ints, dur("topics", iv.RefreshTopicsMs, mm2.RefreshTopicsMs), dur("groups", iv.RefreshGroupsMs, mm2.RefreshGroupsMs))
 				if f.Features.TopicConfigSync {
-					ints = append(ints, "configs "+fmtDur(iv.SyncTopicConfigsMs))
+					ints = append(ints, dur("configs", iv.SyncTopicConfigsMs, mm2.SyncTopicConfigsMs))
 				}
 				if f.Features.ACLSync {
-					ints = append(ints, "acls "+fmtDur(iv.SyncTopicACLsMs))
+					ints = append(ints, dur("acls", iv.SyncTopicACLsMs, mm2.SyncTopicACLsMs))
 				}
 				if f.Features.Checkpoints {
-					ints = append(ints, "checkpoints "+fmtDur(iv.EmitCheckpointsMs))
+					ints = append(ints, dur("checkpoints", iv.EmitCheckpointsMs, mm2.EmitCheckpointsMs))
 				}
 				if f.Features.GroupOffsetSync {
-					ints = append(ints, "group-sync "+fmtDur(iv.SyncGroupOffsetsMs))
+					ints = append(ints, dur("group-sync", iv.SyncGroupOffsetsMs, mm2.SyncGroupOffsetsMs))
 				}
 			}
 			if f.Features.Heartbeats {
-				ints = append(ints, "heartbeats "+fmtDur(iv.EmitHeartbeatsMs))
+				ints = append(ints, dur("heartbeats", iv.EmitHeartbeatsMs, mm2.EmitHeartbeatsMs))
 			}
 			policy := f.ReplicationPolicy + " (" + printable(f.Separator) + ")"
 			rows = append(rows, []string{f.Name, enabled, listCell(f.Topics), listCell(f.TopicsExclude), listCell(f.Groups), listCell(f.GroupsExclude),
