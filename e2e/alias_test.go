@@ -55,6 +55,11 @@ func TestAliasOverrides(t *testing.T) {
 		if ts[ckTopic].Partitions == 0 {
 			return fmt.Errorf("no %s on B yet", ckTopic)
 		}
+		// A's heartbeats (written by the reverse pair's herder) are replicated under the
+		// source alias too, at the next topic refresh: verify compares them.
+		if ts[srcAlias+".heartbeats"].Partitions == 0 {
+			return fmt.Errorf("no %s.heartbeats on B yet", srcAlias)
+		}
 		return nil
 	})
 	if code := k.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {

@@ -244,7 +244,9 @@ func TestEOSFencing(t *testing.T) {
 		return nil
 	})
 	produceSeq(t, bed.A, topic, parts, total/2, total/2)
-	second := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0")
+	// --force: a deliberate takeover (without it the second refuses while the first's lease is
+	// refreshed, TestSecondReplicatorRefused); exactly-once fences the first.
+	second := startKMM(t, "replicate", props, "--listen", "127.0.0.1:0", "--force")
 	select {
 	case <-first.done:
 	case <-time.After(90 * time.Second):

@@ -242,6 +242,11 @@ public class InteropProbe {
                 try (Admin a = Admin.create(props)) {
                     ClassicGroupDescription d = a.describeClassicGroups(List.of(args[2])).all().get().get(args[2]);
                     System.out.println("probe members=" + d.members().size() + " state=" + d.state() + " protocol=" + d.protocol());
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // An empty group without offsets (a Connect group after its workers left)
+                    // is removed by the coordinator: no group, no member.
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) throw e;
+                    System.out.println("probe members=0 state=Dead protocol=none");
                 }
                 break;
             }

@@ -97,7 +97,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 			&cli.StringFlag{Name: "listen", Usage: "serve a status page for browsers (/), /api/status, /metrics, /healthz, /readyz and Connect-style /connectors on this `ADDRESS` (e.g. 127.0.0.1:8083); off unless set"},
 			&cli.BoolFlag{Name: "listen-allow-remote", Usage: "allow --listen on a non-loopback address (the endpoint has no authentication)"},
 			&cli.StringFlag{Name: "rate-limit", Usage: "copy at most `RATE` bytes (keys, values, headers) per second per flow, e.g. 2000000, 10MB, 10MiB; overrides the file's kmm.rate.limit.bytes.per.second (0 = no limit)"},
-			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target), or while the flow is failed over (kmm failover)"},
+			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target), while another live kmm replicate runs it (a takeover: in exactly-once mode the new one fences the old), or while the flow is failed over (kmm failover)"},
 		),
 		Action: func(c *cli.Context) error {
 			out, err := cmdutil.Output(c, "text", "json")
