@@ -7,9 +7,15 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
 )
+
+// DefaultWidth is the width text is fitted to when neither COLUMNS nor a terminal says.
+const DefaultWidth = 100
 
 // IOStreams are the streams a command reads and writes.
 type IOStreams struct {
@@ -20,15 +26,23 @@ type IOStreams struct {
 	outTTY, errTTY, inTTY bool
 	colorMode             string // auto|always|never
 	getenv                func(string) string
+	// termWidth is stdout's terminal width (0: not a terminal, or unknown).
+	termWidth int
 }
 
 // System returns streams bound to the process's stdin, stdout and stderr.
 func System() *IOStreams {
-	return &IOStreams{
+	s := &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		outTTY: isTerminal(os.Stdout), errTTY: isTerminal(os.Stderr), inTTY: isTerminal(os.Stdin),
 		colorMode: "auto", getenv: os.Getenv,
 	}
+	if s.outTTY {
+		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
+			s.termWidth = w
+		}
+	}
+	return s
 }
 
 // Test returns in-memory streams and the buffers behind them.
@@ -52,6 +66,20 @@ func (s *IOStreams) IsStderrTTY() bool { return s.errTTY }
 
 // IsStdinTTY reports whether stdin is a terminal (prompts are possible).
 func (s *IOStreams) IsStdinTTY() bool { return s.inTTY }
+
+// Width is the number of columns text on stdout should fit (help, config explain): COLUMNS when
+// set to a number, else the terminal's width, else DefaultWidth (piped, redirected, tests).
+func (s *IOStreams) Width() int {
+	if s.getenv != nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(s.getenv("COLUMNS"))); err == nil && n > 0 {
+			return n
+		}
+	}
+	if s.termWidth > 0 {
+		return s.termWidth
+	}
+	return DefaultWidth
+}
 
 // SetColorMode sets auto, always or never.
 func (s *IOStreams) SetColorMode(m string) { s.colorMode = m }

@@ -115,3 +115,27 @@ func TestNoEscapeCodesOutsideIOStreams(t *testing.T) {
 		t.Errorf("terminal escape codes outside pkg/iostreams (use iostreams.Palette or its constants):\n  %s", strings.Join(bad, "\n  "))
 	}
 }
+
+// Width: COLUMNS when it is a number, else the terminal's width, else 100.
+func TestWidth(t *testing.T) {
+	s, _, _, _ := Test()
+	if s.Width() != DefaultWidth || DefaultWidth != 100 {
+		t.Errorf("default width %d", s.Width())
+	}
+	for env, want := range map[string]int{"80": 80, " 132 ": 132, "wide": 100, "0": 100, "-5": 100} {
+		s.SetEnv(func(k string) string {
+			if k == "COLUMNS" {
+				return env
+			}
+			return ""
+		})
+		if got := s.Width(); got != want {
+			t.Errorf("COLUMNS=%q: width %d, want %d", env, got, want)
+		}
+	}
+	s.SetEnv(func(string) string { return "" })
+	s.termWidth = 90
+	if s.Width() != 90 {
+		t.Errorf("terminal width: %d", s.Width())
+	}
+}
