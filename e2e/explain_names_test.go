@@ -44,7 +44,7 @@ func explainNames(t *testing.T, args ...string) []nameVerdict {
 	return env.Items
 }
 
-// `kmm config explain FILE --topics` lists every topic of the source cluster of the bed with
+// `kmm config explain FILE --list-topics` lists every topic of the source cluster of the bed with
 // what the flow does with it and the rule (file:line) that decided; --topic/--group answer
 // offline, fast, for names that need not exist; an unreachable source exits 4.
 func TestExplainTopicsOnTheBed(t *testing.T) {
@@ -70,7 +70,7 @@ func TestExplainTopicsOnTheBed(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	all := explainNames(t, file, "--topics")
+	all := explainNames(t, file, "--list-topics")
 	got := map[string]nameVerdict{}
 	for _, v := range all {
 		if v.Flow != "A->B" || v.Topic == "" {
@@ -122,7 +122,7 @@ func TestExplainTopicsOnTheBed(t *testing.T) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	r := Run(t, "config", "explain", bad, "--topics")
+	r := Run(t, "config", "explain", bad, "--topics") // the old name of --list-topics, still accepted
 	if r.Code != 4 || time.Since(start) > 30*time.Second {
 		t.Errorf("unreachable source: exit %d after %s, want 4 within 30 s\n%s", r.Code, time.Since(start), r.Stderr)
 	}

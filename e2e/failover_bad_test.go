@@ -74,7 +74,7 @@ func TestFailoverBadInputAndResume(t *testing.T) {
 		{"regex matching nothing", []string{"--flow", ab, "--groups", "nomatch-.*", "--yes"}, 2, "matches no group"},
 		{"unknown group", []string{"--flow", ab, "--group", "nosuchgroup", "--yes"}, 2, "nosuchgroup"},
 		{"no --yes without a terminal", []string{"--flow", ab}, 2, "--yes"},
-		{"malformed drill plan", []string{"--plan", badDrill, "--yes"}, 2, badDrill + ":4: unknown key \"fence.quiet\""},
+		{"malformed drill file", []string{"--drill", badDrill, "--yes"}, 2, badDrill + ":4: unknown key \"fence.quiet\""},
 		{"emergency mode with the source up", []string{"--flow", ab, "--mode", "emergency", "--yes"}, 3, "is reachable"},
 		// The groups filter (A-nogroup) leaves these groups without checkpoints on B.
 		{"stale checkpoints (planned preflight)", []string{"--flow", ab, "--group", groups[0], "--max-checkpoint-age", "1m", "--yes"}, 3, "group " + groups[0] + " has no checkpoint on " + al.B},

@@ -95,7 +95,7 @@ func failoverPlanned(t *testing.T, pol string) {
 		if err := os.WriteFile(drill, []byte(fmt.Sprintf("flow = %q\nmode = \"rehearse\"\ngroups = [%q, %q]\nreport = %q\n", ab, caught, behind, rehearsalMD)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		rargs = []string{"--plan", drill}
+		rargs = []string{"--drill", drill}
 	}
 	rh := rehearseBeforePlanned(t, bed, al, props, []string{caught, behind}, pol == "default", rargs...)
 	if pol == "identity" {

@@ -45,7 +45,7 @@ func TestLag(t *testing.T) {
 		return r.Code, m, r.Stderr
 	}
 	time.Sleep(1100 * time.Millisecond) // so the oldest unreplicated record is measurably old
-	code, rows, stderr := lagOf("--max-lag", "100", "--max-lag-time", "500ms")
+	code, rows, stderr := lagOf("--max-lag-records", "100", "--max-lag-time", "500ms")
 	if code != 3 || rows[0].LagRecords != 150 || rows[1].LagRecords != 150 || rows[0].Started || rows[0].LagSeconds < 1 {
 		t.Fatalf("before replication: exit %d rows %+v\n%s", code, rows, stderr)
 	}
@@ -62,7 +62,7 @@ func TestLag(t *testing.T) {
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	code, rows, stderr = lagOf("--max-lag", "0")
+	code, rows, stderr = lagOf("--max-lag-records", "0")
 	if code != 0 || rows[0].LagRecords != 0 || rows[1].LagRecords != 0 || !rows[0].Started {
 		t.Fatalf("after replication: exit %d rows %+v\n%s", code, rows, stderr)
 	}

@@ -83,7 +83,7 @@ func TestBadInputExit2Fast(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"status", props, "--max-lag", "-1"}, "--max-lag must be 0 or more"},
+		{[]string{"status", props, "--max-lag-records", "-1"}, "--max-lag-records must be 0 or more"},
 		{[]string{"lag", props, "--watch", "--interval", "0s"}, "--interval must be more than 0"},
 		{[]string{"replicate", props, "--shutdown-timeout", "-1s"}, "--shutdown-timeout must be 0 or more"},
 		{[]string{"translate-offsets", props, "--dry-run"}, "--dry-run only goes with --apply"},

@@ -285,7 +285,7 @@ func TestFlagValidationBinary(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"lag", props, "--max-lag", "-5"}, "--max-lag must be 0 or more"},
+		{[]string{"lag", props, "--max-lag-records", "-5"}, "--max-lag-records must be 0 or more"},
 		{[]string{"translate-offsets", props, "--yes"}, "--yes only goes with --apply"},
 		{[]string{"translate-offsets", props, "--apply", "--dry-run", "--group", "g", "--groups", "g.*"}, "--group and --groups do not go together"},
 		{[]string{"status", props, "--endpoint", "ftp://x"}, "--endpoint must be an http:// or https:// URL"},
@@ -331,8 +331,8 @@ func TestHelpAndMistakesBinary(t *testing.T) {
 				t.Errorf("kmm %s --help: urfave/cli's placeholder 'value' in %q", p, flag)
 			}
 		}
-		if p == "status" && !strings.Contains(r.Stdout, "--max-lag N") && !strings.Contains(r.Stdout, "(0 = off)") {
-			t.Errorf("kmm status --help does not say --max-lag 0 = off")
+		if p == "status" && !strings.Contains(r.Stdout, "--max-lag-records N") && !strings.Contains(r.Stdout, "(0 = off)") {
+			t.Errorf("kmm status --help does not say --max-lag-records 0 = off")
 		}
 		if p == "" {
 			continue

@@ -44,7 +44,7 @@ func TestRateLimit(t *testing.T) {
 	bed.A.Produce(t, recs)
 	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+regexp.QuoteMeta(topic), "tasks.max = 2",
 		fmt.Sprintf("kmm.rate.limit.bytes.per.second = %d", limit))
-	r := Run(t, "config", "explain", props, "--flow", "A->B")
+	r := Run(t, "config", "explain", props, "--flow", "A->B", "--wide")
 	if !regexp.MustCompile(`kmm\.rate\.limit\.bytes\.per\.second\s+2000000\s+\S+\.properties:\d+ kmm\.rate\.limit\.bytes\.per\.second \(top-level kmm key\)`).MatchString(r.Stdout) {
 		t.Errorf("config explain does not show the limit with its origin:\n%s", r.Stdout)
 	}

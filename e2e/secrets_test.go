@@ -37,7 +37,7 @@ var allSecrets = []string{secretInline, secretEnv, secretFile, secretMixed, secr
 var secretRuns = map[string][][]string{
 	"config":         {{"config"}},
 	"config check":   {{"config", "check", "FILE"}, {"config", "check", "FILE", "-o", "json"}},
-	"config explain": {{"config", "explain", "FILE"}, {"config", "explain", "FILE", "-o", "json"}, {"config", "explain", "FILE", "--flow", "A->B", "sasl.jaas.config", "ssl.*"}, {"config", "explain", "FILE", "--topic", "orders", "--group", "billing", "-o", "json"}, {"config", "explain", "FILE", "--topics"}},
+	"config explain": {{"config", "explain", "FILE"}, {"config", "explain", "FILE", "-o", "json"}, {"config", "explain", "FILE", "--flow", "A->B", "sasl.jaas.config", "ssl.*"}, {"config", "explain", "FILE", "--topic", "orders", "--group", "billing", "-o", "json"}, {"config", "explain", "FILE", "--list-topics"}},
 	"status":         {{"status", "FILE"}, {"status", "FILE", "-o", "json"}},
 	"lag":            {{"lag", "FILE"}, {"lag", "FILE", "-o", "json", "--group", "billing"}},
 	"translate-offsets": {{"translate-offsets", "FILE"}, {"translate-offsets", "FILE", "-o", "json"},
@@ -66,6 +66,8 @@ func helpCommands(t *testing.T, path []string) []string {
 			in = true
 		case in && strings.TrimSpace(line) == "":
 			in = false
+		case in && strings.HasPrefix(line, "    "):
+			// a usage wrapped to the terminal's width
 		case in:
 			name := strings.TrimSuffix(strings.Fields(line)[0], ",")
 			out = append(out, name)

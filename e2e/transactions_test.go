@@ -79,7 +79,7 @@ func TestSourceTransactions(t *testing.T) {
 	}
 	q := regexp.QuoteMeta(topic)
 	props := writeProps(t, "A->B.enabled = true", "A->B.topics = "+q, "groups = "+regexp.QuoteMeta(group), "emit.checkpoints.interval.seconds = 1")
-	r := Run(t, "config", "explain", props, "--flow", "A->B")
+	r := Run(t, "config", "explain", props, "--flow", "A->B", "--wide")
 	if !regexp.MustCompile(`isolation\.level\s+read_committed\s+kmm default`).MatchString(r.Stdout) {
 		t.Errorf("config explain does not show the source consumer's read_committed default:\n%s", r.Stdout)
 	}

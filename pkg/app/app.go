@@ -90,7 +90,11 @@ func Run(ctx context.Context, args []string, io *iostreams.IOStreams) int {
 // how long they wait for a cluster that is known not to answer).
 func runWith(ctx context.Context, args []string, io *iostreams.IOStreams, clusters cluster.Opener) int {
 	a := newAppWith(io, clusters)
-	err := a.RunContext(ctx, reorderArgs(a, args))
+	args = reorderArgs(a, args)
+	err := checkFlagValues(a, args)
+	if err == nil {
+		err = a.RunContext(ctx, args)
+	}
 	err = interrupted(ctx, err)
 	if err != nil {
 		printError(io, err)
@@ -159,7 +163,7 @@ func newAppWith(io *iostreams.IOStreams, clusters cluster.Opener) *cli.App {
 		Usage:                "failover-focused Kafka cross-cluster replication, MirrorMaker 2 compatible",
 		UsageText:            "kmm [global options] command [command options] [arguments...]",
 		HideVersion:          true,
-		Writer:               io.Out,
+		Writer:               &helpWriter{Writer: io.Out, width: io.Width()},
 		ErrWriter:            io.ErrOut,
 		EnableBashCompletion: false,
 		ExitErrHandler:       func(*cli.Context, error) {}, // never let urfave/cli call os.Exit
@@ -203,6 +207,7 @@ func newAppWith(io *iostreams.IOStreams, clusters cluster.Opener) *cli.App {
 	// kmm's own help command hides urfave/cli's, which then no longer adds --help: add it back.
 	a.Flags = append(a.Flags, cli.HelpFlag)
 	cli.FlagStringer = flagString
+	cli.HelpPrinter = printHelp
 	prepareTree(a.Commands, "")
 	return a
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -147,7 +148,61 @@ func TestCompletionScripts(t *testing.T) {
 			}
 		}
 	}
+	// Values: the words of --mode, --level, --fence, --stranded and -o, files for file flags
+	// and file arguments, nothing for a value kmm cannot guess.
+	if _, err := exec.LookPath("bash"); err == nil {
+		_, script, _ := run("completion", "bash")
+		dir := t.TempDir()
+		for _, f := range []string{"mm2.properties", "drill.toml"} {
+			if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct{ line, want string }{
+			{"kmm failover mm2.properties --mode ''", "planned emergency rehearse"},
+			{"kmm verify --level ''", "metadata sample full"},
+			{"kmm failover --fence ''", "none acl hook"},
+			{"kmm failback --stranded ''", "quarantine skip deliver"},
+			{"kmm status -o ''", "table json"},
+			{"kmm replicate --output j", "json"},
+			{"kmm --log-level ''", "debug info warn error"},
+			{"kmm --log-level debug sta", "status"},
+			{"kmm config ''", "check explain"},
+			{"kmm completion ''", "bash zsh fish"},
+			{"kmm config check ''", "drill.toml mm2.properties"},
+			{"kmm failover --report ''", "drill.toml mm2.properties"},
+			{"kmm failback --drill d", "drill.toml"},
+			{"kmm verify --junit mm", "mm2.properties"},
+			{"kmm failover --flow ''", ""},
+			{"kmm lag mm2.properties --max-lag", "--max-lag-records --max-lag-time"},
+		} {
+			cmd := exec.Command("bash", "-c", script+"\nCOMP_WORDS=("+c.line+"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _kmm; printf '%s\\n' \"${COMPREPLY[@]}\" | sort | xargs")
+			cmd.Dir = dir
+			got, err := cmd.CombinedOutput()
+			if err != nil || strings.TrimSpace(string(got)) != sortedWords(c.want) {
+				t.Errorf("bash completion of %q: %q (%v), want %q", c.line, got, err, sortedWords(c.want))
+			}
+		}
+	}
+	_, fish, _ := run("completion", "fish")
+	for _, want := range []string{"-n '__fish_seen_subcommand_from failover' -l mode -x -a 'planned emergency rehearse'",
+		"-n '__fish_seen_subcommand_from verify' -l level -x -a 'metadata sample full'",
+		"-n '__fish_seen_subcommand_from failback' -l stranded -x -a 'quarantine skip deliver'",
+		"-n '__fish_seen_subcommand_from failback' -l fence -x -a 'none acl hook'",
+		"-n '__fish_seen_subcommand_from status' -l output -s o -x -a 'table json'",
+		"-n '__fish_seen_subcommand_from failback' -l report -r -F", "-n '__fish_seen_subcommand_from failover' -l drill -r -F",
+		"-n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'"} {
+		if !strings.Contains(fish, want) {
+			t.Errorf("fish completion lacks %q", want)
+		}
+	}
 	if code, _, _ := run("completion", "powershell"); code != 2 {
 		t.Errorf("unknown shell: exit %d, want 2", code)
 	}
+}
+
+func sortedWords(s string) string {
+	w := strings.Fields(s)
+	sort.Strings(w)
+	return strings.Join(w, " ")
 }

@@ -26,10 +26,10 @@ func TestFlagsValidatedBeforeConnecting(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"status", f, "--max-lag", "-1"}, "--max-lag must be 0 or more"},
+		{[]string{"status", f, "--max-lag", "-1"}, "--max-lag-records must be 0 or more"},
 		{[]string{"status", f, "--max-heartbeat-age", "-5s"}, "--max-heartbeat-age must be 0 or more"},
 		{[]string{"status", f, "--endpoint", "127.0.0.1:8083"}, "--endpoint must be an http:// or https:// URL"},
-		{[]string{"lag", f, "--max-lag", "-1"}, "--max-lag must be 0 or more"},
+		{[]string{"lag", f, "--max-lag", "-1"}, "--max-lag-records must be 0 or more"},
 		{[]string{"lag", f, "--interval", "0s", "--watch"}, "--interval must be more than 0"},
 		{[]string{"replicate", f, "--shutdown-timeout", "-1s"}, "--shutdown-timeout must be 0 or more"},
 		{[]string{"replicate", f, "--rate-limit", "10XB"}, `--rate-limit "10XB" is not a rate`},

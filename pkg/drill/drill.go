@@ -1,6 +1,7 @@
-// Package drill is kmm's drill file: one reviewed TOML file that `kmm failover --plan` and
-// `kmm verify --drill` both read (failover's flow, mode, groups, fence, gates and hooks at the
-// top level; verify's thresholds in [verify]). It is read strictly through pkg/tomlfile: a syntax
+// Package drill is kmm's drill file: one reviewed TOML file that `kmm failover --drill`,
+// `kmm failback --drill` and `kmm verify --drill` read (failover's flow, mode, groups, fence,
+// gates and hooks at the top level, failback the flow, groups, timeout and fence of them;
+// verify's thresholds in [verify]). It is read strictly through pkg/tomlfile: a syntax
 // error, a wrong type or a key neither command knows is a usage error naming file:line, so a
 // typo in a drill never passes silently. Commands apply it; flags given on the command line win.
 package drill

@@ -109,7 +109,7 @@ func Compute(ins []PartitionInput, now time.Time) []PartitionLag {
 	return out
 }
 
-// Thresholds are the limits of `--max-lag` and `--max-lag-time` (zero: off).
+// Thresholds are the limits of `--max-lag-records` and `--max-lag-time` (zero: off).
 type Thresholds struct {
 	MaxRecords int64
 	MaxTime    time.Duration

@@ -2,7 +2,7 @@
 // properties file exactly as MM2 would and show the flows, the findings, where every effective
 // value came from, and what each flow does with a topic or group (and why). mm2conf builds the
 // reports and verdicts as data; this package renders them (render.go, names.go). It talks to a
-// cluster only for `explain --topics` (through the factory, to list the source topics) and never
+// cluster only for `explain --list-topics` (through the factory, to list the source topics) and never
 // prints secrets.
 package configcmd
 
@@ -40,7 +40,7 @@ type ExplainOptions struct {
 	AllTopics bool
 	// Wide shows every flow in full and long values whole (the default fits a terminal).
 	Wide bool
-	// Ctx bounds --topics (Ctrl-C); nil: no bound beyond the command's own timeouts.
+	// Ctx bounds --list-topics (Ctrl-C); nil: no bound beyond the command's own timeouts.
 	Ctx context.Context
 }
 
@@ -88,14 +88,17 @@ With --topic/--group (offline): for every flow that replicates, whether it repli
 (and under which name on the target) or checkpoints the group (and syncs its offsets), and the
 rule that decided, with its file:line: a topics/topics.exclude entry, an internal or heartbeats
 topic, a cycle (the topic came from the flow's target), a disabled feature.
-With --topics: the same for every topic of each flow's source cluster (connects to it).`,
+With --list-topics: the same for every topic of each flow's source cluster (connects to it).
+The text fits the terminal (COLUMNS, else its width, else 100 columns): long cells wrap within
+their column, values longer than 60 characters are elided unless --flow names the flow, and a
+heartbeats-only flow is one line. --wide shows everything, one line per setting.`,
 				Flags: append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json"),
 					&cli.StringFlag{Name: "flow", Usage: "only this `FLOW` (quote it in a shell: --flow 'A->B')"},
 					&cli.StringSliceFlag{Name: "section", Usage: "only these `SECTION`s: connector, worker, or a client role such as source-consumer"},
 					&cli.StringSliceFlag{Name: "topic", Usage: "what each flow does with this source `TOPIC`, and why (repeatable; offline)"},
 					&cli.StringSliceFlag{Name: "group", Usage: "what each flow does with this consumer `GROUP`, and why (repeatable; offline)"},
-					&cli.BoolFlag{Name: "wide", Usage: "show everything: heartbeats-only flows in full (one line each otherwise) and long values whole"},
-					&cli.BoolFlag{Name: "topics", Usage: "list every topic of each flow's source cluster with what the flow does with it (connects to the source clusters)"}),
+					&cli.BoolFlag{Name: "wide", Usage: "show everything, one line per setting: heartbeats-only flows in full (one line each otherwise), long values whole, nothing wrapped to the terminal's width"},
+					&cli.BoolFlag{Name: "list-topics", Aliases: cmdutil.OldNames("list-topics"), Usage: "list every topic of each flow's source cluster with what the flow does with it (connects to the source clusters)"}),
 				Action: func(c *cli.Context) error {
 					o, err := explainOptions(c)
 					if err != nil {
@@ -107,7 +110,7 @@ With --topics: the same for every topic of each flow's source cluster (connects 
 				cmdutil.Example{What: "every effective setting of one flow, with its file:line", Cmd: "kmm config explain mirror-maker.properties --flow 'A->B'"},
 				cmdutil.Example{What: "only some keys of one section (globs allowed)", Cmd: "kmm config explain mirror-maker.properties bootstrap.servers 'ssl.*' --section target-producer"},
 				cmdutil.Example{What: "what each flow does with a topic and a group, and why (offline)", Cmd: "kmm config explain mirror-maker.properties --topic orders --topic B.orders --group billing"},
-				cmdutil.Example{What: "every topic of the source clusters (connects to them)", Cmd: "kmm config explain mirror-maker.properties --topics -o json"},
+				cmdutil.Example{What: "every topic of the source clusters (connects to them)", Cmd: "kmm config explain mirror-maker.properties --list-topics -o json"},
 			),
 		},
 	},
@@ -165,9 +168,9 @@ func explainOptions(c *cli.Context) (*ExplainOptions, error) {
 		file.ConfigFile, args = args[0], args[1:]
 	}
 	o := &ExplainOptions{File: file, Output: out, Flow: c.String("flow"), Keys: args, Sections: c.StringSlice("section"),
-		Topics: c.StringSlice("topic"), Groups: c.StringSlice("group"), AllTopics: c.Bool("topics"), Wide: c.Bool("wide"), Ctx: c.Context}
+		Topics: c.StringSlice("topic"), Groups: c.StringSlice("group"), AllTopics: c.Bool("list-topics"), Wide: c.Bool("wide"), Ctx: c.Context}
 	if (len(o.Topics) > 0 || len(o.Groups) > 0 || o.AllTopics) && len(args) > 0 {
-		return nil, kerr.New(kerr.Usage, "KEY arguments (%s) do not go with --topic, --group or --topics", strings.Join(args, " "))
+		return nil, kerr.New(kerr.Usage, "KEY arguments (%s) do not go with --topic, --group or --list-topics", strings.Join(args, " "))
 	}
 	return o, nil
 }
@@ -201,8 +204,8 @@ func RunExplain(o *ExplainOptions, f *cmdutil.Factory) error {
 	if o.Output == "json" {
 		err = RenderJSON(io.Out, rep)
 	} else {
-		// A flow asked for by name is shown in full.
-		err = RenderExplainTextWith(io.Out, rep, ExplainText{Wide: o.Wide || o.Flow != ""})
+		// A flow asked for by name is shown in full; the text fits the terminal unless --wide.
+		err = RenderExplainTextWith(io.Out, rep, ExplainText{Wide: o.Wide, Full: o.Flow != "", Width: io.Width()})
 	}
 	if err != nil {
 		return err

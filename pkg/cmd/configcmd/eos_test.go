@@ -45,7 +45,7 @@ A->B.kmm.workers.enabled = true
 	if err := RunCheck(&CheckOptions{File: mm2conf.LoadOptions{ConfigFile: good}, Output: "table"}, f); err != nil || !strings.Contains(out.String(), "0 error(s), 0 warning(s)") {
 		t.Fatalf("a valid exactly-once file: %v\n%s", err, out)
 	}
-	stdout, _, err := runConfig(t, false, "explain", good)
+	stdout, _, err := runConfig(t, false, "explain", "--wide", good)
 	if err != nil {
 		t.Fatal(err)
 	}

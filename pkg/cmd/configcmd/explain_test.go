@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
@@ -86,7 +87,8 @@ func TestExplainShowsWhatReplicateUses(t *testing.T) {
 		"B.producer.acks = 1\nA.producer.acks = 1\nB.producer.max.in.flight.requests.per.connection = 50\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := runConfig(t, false, "explain", "--flow", "A->B", p)
+	// --wide: one line per setting, as the rows are read here.
+	out, _, err := runConfig(t, false, "explain", "--flow", "A->B", "--wide", p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +153,7 @@ func TestExplainHeartbeatsOnlyFlowsOneLineUnlessWide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(out, "== flow B->A"); n != 1 || !strings.Contains(out, "== flow B->A (heartbeats only: MM2 emits heartbeats into A, every 1 s;") {
+	if n := strings.Count(out, "== flow B->A"); n != 1 || !strings.Contains(out, "== flow B->A (heartbeats only, into A every 1 s;") {
 		t.Errorf("B->A is not one line:\n%s", out)
 	}
 	if strings.Count(out, "== flow ") != 2 || strings.Count(out, "\n-- connector") != 1 {
@@ -170,6 +172,79 @@ func TestExplainHeartbeatsOnlyFlowsOneLineUnlessWide(t *testing.T) {
 		}
 		if args[1] == "--wide" && !strings.Contains(out, long) {
 			t.Errorf("--wide: long value elided")
+		}
+	}
+}
+
+// config explain fits the terminal (COLUMNS, else 100 when not a terminal): long cells wrap in
+// their column; --wide keeps one line per setting whatever its length. Diagnostics keep their
+// one-line compiler form (file:line: severity: message). Today's main printed lines of 352
+// columns.
+func TestExplainFitsTheTerminal(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(p, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"+
+		"A->B.topics = "+strings.Repeat("orders-[a-z]+, ", 8)+"payments\nA->B.topics.blacklist = x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	explain := func(columns string, args ...string) string {
+		t.Helper()
+		io, _, out, _ := iostreams.Test()
+		io.SetEnv(func(k string) string {
+			if k == "COLUMNS" {
+				return columns
+			}
+			return ""
+		})
+		err := RunExplain(&ExplainOptions{File: mm2conf.LoadOptions{ConfigFile: p}, Output: "table", Wide: len(args) > 0 && args[0] == "--wide",
+			Flow: map[bool]string{true: "A->B"}[len(args) > 0 && args[0] == "--flow"]}, cmdutil.NewTestFactory(io, nil, time.Now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	longest := func(s string) (n int) {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, ": warning: ") || strings.HasPrefix(l, "  hint: ") {
+				continue // a diagnostic
+			}
+			n = max(n, len([]rune(l)))
+		}
+		return n
+	}
+	for _, c := range []struct {
+		columns string
+		args    []string
+		limit   int
+	}{{"", nil, 100}, {"100", nil, 100}, {"80", nil, 80}, {"72", []string{"--flow"}, 72}} {
+		out := explain(c.columns, c.args...)
+		if n := longest(out); n > c.limit {
+			t.Errorf("COLUMNS=%q %v: a line of %d columns, want at most %d:\n%s", c.columns, c.args, n, c.limit, out)
+		}
+		if !strings.Contains(out, "== flow A->B (enabled)") || !strings.Contains(out, "KEY") {
+			t.Errorf("COLUMNS=%q: %s", c.columns, out)
+		}
+	}
+	// The origin of emit.checkpoints.interval.seconds (kmm's default and why) wraps under ORIGIN.
+	out := explain("100")
+	i := strings.Index(out, "\nemit.checkpoints.interval.seconds ")
+	if i < 0 {
+		t.Fatalf("no emit.checkpoints.interval.seconds row:\n%s", out)
+	}
+	rowLines := strings.SplitN(out[i+1:], "\n", 3)
+	if strings.TrimSpace(rowLines[1]) == "" || strings.Fields(rowLines[1])[0] == "emit.heartbeats.enabled" || !strings.HasPrefix(rowLines[1], "      ") {
+		t.Errorf("the long origin does not wrap under its column:\n%s\n%s", rowLines[0], rowLines[1])
+	}
+	// --wide: one line per setting, however long.
+	wide := explain("80", "--wide")
+	if longest(wide) <= 100 {
+		t.Errorf("--wide wraps: longest line %d", longest(wide))
+	}
+	for _, l := range strings.Split(wide, "\n") {
+		if strings.HasPrefix(l, "emit.checkpoints.interval.seconds ") && !strings.Contains(l, "this is only its polling fallback") {
+			t.Errorf("--wide: the setting is not on one line: %q", l)
+		}
+		if strings.HasPrefix(l, "          ") {
+			t.Errorf("--wide: a continuation line %q", l)
 		}
 	}
 }

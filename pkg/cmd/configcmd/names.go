@@ -14,7 +14,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/output"
 )
 
-// runExplainNames answers --topic, --group and --topics: mm2conf decides, this renders.
+// runExplainNames answers --topic, --group and --list-topics: mm2conf decides, this renders.
 func runExplainNames(o *ExplainOptions, fac *cmdutil.Factory, cfg *mm2conf.Config, loadErr error) error {
 	io := fac.IO
 	flows, err := cfg.ExplainFlows(o.Flow)
@@ -62,7 +62,11 @@ func runExplainNames(o *ExplainOptions, fac *cmdutil.Factory, cfg *mm2conf.Confi
 	if o.Output == "json" {
 		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "config-explain-names", GeneratedAt: fac.Clock().UTC(), Items: nonNilVerdicts(items)})
 	} else {
-		err = renderVerdicts(io, items)
+		width := io.Width()
+		if o.Wide {
+			width = 0 // one line per name
+		}
+		err = renderVerdicts(io, items, width)
 	}
 	if err != nil {
 		return err
@@ -77,7 +81,8 @@ func nonNilVerdicts(v []mm2conf.NameVerdict) []mm2conf.NameVerdict {
 	return v
 }
 
-func renderVerdicts(io *iostreams.IOStreams, items []mm2conf.NameVerdict) error {
+// renderVerdicts writes the verdicts as a table fitted to width (0: one line per verdict).
+func renderVerdicts(io *iostreams.IOStreams, items []mm2conf.NameVerdict, width int) error {
 	var rows [][]string
 	for _, v := range items {
 		name, kind, what, target := v.Topic, "topic", "no", "-"
@@ -94,7 +99,7 @@ func renderVerdicts(io *iostreams.IOStreams, items []mm2conf.NameVerdict) error 
 		}
 		rows = append(rows, []string{name, kind, v.Flow, what, target, v.Reason})
 	}
-	return output.Table(io.Out, []string{"NAME", "KIND", "FLOW", "DOES", "ON TARGET", "WHY"}, rows)
+	return output.TableWidth(io.Out, []string{"NAME", "KIND", "FLOW", "DOES", "ON TARGET", "WHY"}, rows, width)
 }
 
 // sourceTopics lists the topics of a flow's source cluster (internal ones included), through

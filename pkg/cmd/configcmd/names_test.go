@@ -16,7 +16,7 @@ func TestRenderVerdicts(t *testing.T) {
 		{Topic: "B.orders", Flow: "A->B", Reason: "a cycle"},
 		{Group: "app", Flow: "A->B", Replicated: true, Synced: &yes, TargetGroup: "app", Reason: "matches '.*' in groups"},
 		{Group: "etl", Flow: "A->B", Replicated: true, Synced: &no, TargetGroup: "etl", Reason: "checkpointed only"},
-	})
+	}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,17 +146,30 @@ func renderDiagnostics(w io.Writer, ds []mm2conf.DiagnosticJSON, errs, warns int
 }
 
 // RenderExplainText writes one table per flow and section of `kmm config explain`, then the
-// diagnostics: everything (--wide).
+// diagnostics: everything, one line per setting (--wide).
 func RenderExplainText(w io.Writer, r *mm2conf.ExplainReport) error {
 	return RenderExplainTextWith(w, r, ExplainText{Wide: true})
 }
 
 // ExplainText tunes the text of `kmm config explain`.
 type ExplainText struct {
-	// Wide shows everything. Otherwise the output fits a terminal: a flow that only emits
-	// heartbeats (MM2 runs one for each pair of clusters without an enabled flow) is one line,
-	// and values longer than MaxValue are elided.
+	// Wide shows everything, one line per setting (nothing wrapped). Otherwise the output fits
+	// Width columns: a flow that only emits heartbeats (MM2 runs one for each pair of clusters
+	// without an enabled flow) is one line, values longer than MaxValue are elided (unless Full)
+	// and long cells wrap within their column.
 	Wide bool
+	// Full shows every flow in full and long values whole, still fitted to Width (a flow named
+	// with --flow).
+	Full bool
+	// Width is the terminal's width (0: not wrapped).
+	Width int
+}
+
+func (t ExplainText) width() int {
+	if t.Wide {
+		return 0
+	}
+	return t.Width
 }
 
 // MaxValue is the longest value explain shows without --wide.
@@ -169,11 +182,11 @@ func heartbeatsLine(f mm2conf.ExplainFlow) string {
 		n += len(s.Entries)
 		for _, e := range s.Entries {
 			if s.Name == "connector" && e.Key == "emit.heartbeats.interval.seconds" {
-				every = ", every " + e.Value + " s"
+				every = " every " + e.Value + " s"
 			}
 		}
 	}
-	return fmt.Sprintf("== flow %s (heartbeats only: MM2 emits heartbeats into %s%s; %d settings, --wide shows them)\n", f.Name, f.Target, every, n)
+	return fmt.Sprintf("== flow %s (heartbeats only, into %s%s; %d settings, --wide shows them)\n", f.Name, f.Target, every, n)
 }
 
 func elide(v string, wide bool) string {
@@ -181,7 +194,8 @@ func elide(v string, wide bool) string {
 	if wide || len(r) <= MaxValue {
 		return v
 	}
-	return fmt.Sprintf("%s... (%d chars, --wide shows all)", string(r[:MaxValue-25]), len(r))
+	// The note on a line of its own: wrapped in a narrow column, it stays in one piece.
+	return fmt.Sprintf("%s...\n(%d chars, --wide shows all)", string(r[:MaxValue-25]), len(r))
 }
 
 // RenderExplainTextWith writes `kmm config explain`'s text as t says.
@@ -199,8 +213,8 @@ func RenderExplainTextWith(w io.Writer, r *mm2conf.ExplainReport, t ExplainText)
 				state = "heartbeats only"
 			}
 		}
-		if !t.Wide && !f.Enabled && f.Herder == "heartbeats" {
-			if _, err := io.WriteString(w, heartbeatsLine(f)); err != nil {
+		if !t.Wide && !t.Full && !f.Enabled && f.Herder == "heartbeats" {
+			if _, err := io.WriteString(w, output.Wrap(strings.TrimSuffix(heartbeatsLine(f), "\n"), t.width(), "   ")+"\n"); err != nil {
 				return err
 			}
 			continue
@@ -221,9 +235,9 @@ func RenderExplainTextWith(w io.Writer, r *mm2conf.ExplainReport, t ExplainText)
 				if e.Origin.Position != "" || e.Origin.Key != "" {
 					origin = strings.TrimSpace(e.Origin.Position + " " + e.Origin.Key + " (" + e.Origin.Rule + ")")
 				}
-				rows = append(rows, []string{e.Key, elide(printable(e.Value), t.Wide), origin})
+				rows = append(rows, []string{e.Key, elide(printable(e.Value), t.Wide || t.Full), origin})
 			}
-			if err := renderTable(w, []string{"KEY", "VALUE", "ORIGIN"}, rows); err != nil {
+			if err := output.TableWidth(w, []string{"KEY", "VALUE", "ORIGIN"}, rows, t.width()); err != nil {
 				return err
 			}
 		}
@@ -236,5 +250,7 @@ func RenderExplainTextWith(w io.Writer, r *mm2conf.ExplainReport, t ExplainText)
 			warns++
 		}
 	}
+	// Diagnostics keep the compiler form, one "file:line: severity: message" line each (editors
+	// and grep read them), as config check prints them.
 	return renderDiagnostics(w, r.Diagnostics, errs, warns)
 }

@@ -8,6 +8,7 @@ package drshared
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,7 +50,7 @@ type Common struct {
 type FlagText struct {
 	Group, Groups                       string // --group, --groups
 	Fence, FencePrincipal, FenceCommand string
-	QuietFor, Timeout, Force, Plan      string
+	QuietFor, Timeout, Force, Drill     string
 }
 
 // Flags are the shared flags (after the file, output and flow flags), worded by t.
@@ -63,8 +64,13 @@ func Flags(t FlagText) []cli.Flag {
 		&cli.DurationFlag{Name: "quiet-for", Value: 10 * time.Second, Usage: t.QuietFor},
 		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: t.Timeout},
 		&cli.BoolFlag{Name: "force", Usage: t.Force},
-		&cli.StringFlag{Name: "plan", Usage: t.Plan},
+		&cli.StringFlag{Name: "drill", Aliases: cmdutil.OldNames("drill"), Usage: t.Drill},
 	}
+}
+
+// ReportFlag is --report FILE.md, the evidence report, worded for one command.
+func ReportFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: "report", Usage: usage}
 }
 
 // ApplyFlags are --dry-run and --yes, last in the list.
@@ -162,6 +168,12 @@ func (o *Common) CheckFence(noFence string) error {
 		return kerr.New(kerr.Usage, "--fence-principal needs --fence acl, not hook")
 	}
 	return nil
+}
+
+// CheckWaits refuses bounds that cannot be waited for (exit 2 before anything is read):
+// --quiet-for below 0, --timeout not above 0.
+func (o *Common) CheckWaits() error {
+	return errors.Join(cmdutil.NonNegativeDuration("quiet-for", o.QuietFor), cmdutil.PositiveDuration("timeout", o.Timeout))
 }
 
 // FenceOptions are the fence flags as pkg/switchover takes them.

@@ -39,8 +39,11 @@ type Evidence struct {
 	RPOTotal     int64
 	RPONote      string
 	Translations []switchover.ExactOffset
-	Checks       []switchover.ShadowCheck
-	CkAges       []switchover.CheckpointAge
+	// TranslationColumns name the translations' topic and offset columns (nil: failover's,
+	// source and target).
+	TranslationColumns *Columns
+	Checks             []switchover.ShadowCheck
+	CkAges             []switchover.CheckpointAge
 	// Gates: the preflight's gates and their verdicts.
 	Gates switchover.Gates
 	Notes []string
@@ -169,9 +172,14 @@ func RenderEvidence(w io.Writer, e *Evidence) error {
 			row(&b, i+1, s.ID, s.Outcome, ts(s.Started), ts(s.Finished), d, plan.Numbers(s.Numbers), s.Detail)
 		}
 	}
-	if len(e.RPO) > 0 {
+	if len(e.RPO) > 0 && cmd == "failback" {
+		fmt.Fprintf(&b, "\n## Records stranded on %s per partition (written after the last record that reached %s)\n\n", e.Source, e.Target)
+		header(&b, "Topic", "Partition", "End on "+e.Source, "Cut", "What happens to them", "Records not on "+e.Target)
+	} else if len(e.RPO) > 0 {
 		fmt.Fprintf(&b, "\n## RPO per partition\n\n")
 		header(&b, "Topic", "Partition", "Source end", "Replicated", "How known", "Records not on "+e.Target)
+	}
+	if len(e.RPO) > 0 {
 		for _, l := range e.RPO {
 			row(&b, l.Topic, l.Partition, l.SourceEnd, l.Replicated, l.How, l.Records)
 		}
@@ -189,7 +197,11 @@ func RenderEvidence(w io.Writer, e *Evidence) error {
 	}
 	if len(e.Translations) > 0 {
 		fmt.Fprintf(&b, "\n## Group offsets: re-reads and skips per group and partition\n\n")
-		header(&b, "Group", "Topic", "Partition", "Remote topic", "Source offset", "Target offset", "Translation", "Re-reads", "Skips", "Why")
+		cols := Columns{Topic: "Topic", Offset: "Source offset", RemoteTopic: "Remote topic", RemoteOffset: "Target offset"}
+		if e.TranslationColumns != nil {
+			cols = *e.TranslationColumns
+		}
+		header(&b, "Group", cols.Topic, "Partition", cols.RemoteTopic, cols.Offset, cols.RemoteOffset, "Translation", "Re-reads", "Skips", "Why")
 		for _, t := range e.Translations {
 			how, rr := "exact", fmt.Sprint(t.Rereads)
 			if !t.Exact {

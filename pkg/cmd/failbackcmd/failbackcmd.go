@@ -4,7 +4,9 @@ package failbackcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,16 +26,16 @@ type Options struct {
 	Stranded     string
 	MaxRevLag    int64 // --max-reverse-lag (-1: no gate)
 	StartReverse bool
+	// Report is --report FILE.md: the evidence report for auditors ("" none).
+	Report string
 }
 
 // Validate checks the flags before anything is read (exit 2).
 func (o *Options) Validate() error {
-	switch o.Stranded {
-	case switchover.StrandedQuarantine, switchover.StrandedSkip, switchover.StrandedDeliver:
-	default:
+	if cmdutil.OneOf("stranded", o.Stranded, cmdutil.StrandedChoices...) != nil {
 		return kerr.WithHint(kerr.New(kerr.Usage, "--stranded %q: unknown", o.Stranded), "use --stranded quarantine, skip or deliver")
 	}
-	return o.CheckFence("")
+	return errors.Join(o.CheckFence(""), o.CheckWaits(), cmdutil.AtLeastOrOff("max-reverse-lag", o.MaxRevLag, 0), drshared.CheckReportDir(o.Report))
 }
 
 // Command returns `kmm failback`.
@@ -63,8 +65,9 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 		Flags: append(append(append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), cmdutil.FlowFlags(false)...),
 			append([]cli.Flag{
 				&cli.StringFlag{Name: "stranded", Value: switchover.StrandedQuarantine, Usage: "records written on the source that never reached the target: quarantine (copy to kmm.stranded.<topic>, groups move past them), skip (groups move past them), deliver (groups read them)"},
-				&cli.Int64Flag{Name: "max-reverse-lag", Value: -1, Usage: "refuse (exit 3, nothing changed) when the reverse flow has more records than this left to copy"},
+				&cli.Int64Flag{Name: "max-reverse-lag", Value: -1, Usage: "refuse (exit 3, nothing changed) when the reverse flow has more records than this left to copy (-1: no limit)"},
 				&cli.BoolFlag{Name: "start-reverse", Usage: "run the reverse flow T->S in this process (kmm replicate's engine) for the catch-up: started at the drain, stopped once it has copied everything (its progress stored)"},
+				drshared.ReportFlag("write an evidence report for auditors to `FILE.md` (Markdown: who, when, the confirmed plan, each step with timestamps, RTO, the stranded records per partition, re-reads and skips per group and partition), also with --dry-run"),
 			}, drshared.Flags(drshared.FlagText{
 				Group:          "move these groups back (default: the flow's groups filter)",
 				Groups:         "move back the groups matching this Java regex",
@@ -74,21 +77,22 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 				QuietFor:       "with --fence none: wait until no end offset the reverse flow copies has moved for this long (0: do not wait)",
 				Timeout:        "bound of each wait (quiet target, reverse drain)",
 				Force:          "also move groups that have members on the source or the target",
-				Plan:           "a drill plan (TOML: flow, groups, timeout, fence); flags given win",
+				Drill:          "a drill `FILE` (TOML; failback reads its flow, groups, timeout and fence); flags given win",
 			})...)...), drshared.ApplyFlags()...),
 		Action: func(c *cli.Context) error {
 			common, err := drshared.FromContext(c)
 			if err != nil {
 				return err
 			}
-			o := &Options{Common: common, Stranded: c.String("stranded"), MaxRevLag: c.Int64("max-reverse-lag"), StartReverse: c.Bool("start-reverse")}
-			if path := c.String("plan"); path != "" {
+			o := &Options{Common: common, Stranded: c.String("stranded"), MaxRevLag: c.Int64("max-reverse-lag"), StartReverse: c.Bool("start-reverse"),
+				Report: c.String("report")}
+			if path := c.String("drill"); path != "" {
 				d, err := drill.Load(path)
 				if err != nil {
 					return err
 				}
-				// Failback reads the flow, groups, timeout and fence of the drill (not its mode or
-				// gates, which are failover's).
+				// Failback reads the flow, groups, timeout and fence of the drill (not its mode,
+				// gates or report, which are failover's).
 				o.ApplyDrill(d, c.IsSet)
 			}
 			return Run(c.Context, o, f)
@@ -98,6 +102,7 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 		cmdutil.Example{What: "fail back, quarantining the records stranded on A", Cmd: "kmm failback mirror-maker.properties --flow 'A->B' --stranded quarantine --quiet-for 10s --yes"},
 		cmdutil.Example{What: "fail back with B->A run by failback itself, B's producers fenced by ACLs", Cmd: "kmm failback mirror-maker.properties --flow 'A->B' --start-reverse --fence acl --fence-principal User:orders-app --yes"},
 		cmdutil.Example{What: "fail back the groups matching a regex, the report as JSON", Cmd: "kmm failback mirror-maker.properties --flow 'A->B' --groups 'billing|orders-.*' --yes -o json"},
+		cmdutil.Example{What: "fail back as a drill file says, with an evidence report for auditors", Cmd: "kmm failback mirror-maker.properties --drill drill.toml --report failback.md --yes"},
 	)
 }
 
@@ -200,11 +205,12 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		env.Report = applied.Report
 		env.RTOMillis = drshared.RTO(applied.Report, switchover.KindCommitBack, start)
 	}
+	ev := evidence(o, f, fac, start, req.By, p, applied, err, gates, fb, env)
 	if o.Output == "json" {
 		if werr := output.WriteJSON(ios.Out, env); werr != nil && err == nil {
 			err = werr
 		}
-		return err
+		return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
 	}
 	if tr := fb.Translated(); len(tr) > 0 {
 		fmt.Fprintln(ios.Out)
@@ -231,5 +237,39 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			fmt.Fprintf(ios.Out, "not copied back: %d record(s) written on %s into remote topics after the cut (MM2's cycle rule; see the plan's notes)\n", env.RemoteWritesRecords, f.Target)
 		}
 	}
-	return err
+	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
+}
+
+// strandedFate says what --stranded does with the stranded records.
+var strandedFate = map[string]string{
+	switchover.StrandedQuarantine: "copied to kmm.stranded.<topic> on %s, the groups moved past them",
+	switchover.StrandedSkip:       "not copied, the groups on %s moved past them",
+	switchover.StrandedDeliver:    "left on %s for the groups to read",
+}
+
+// evidence is failback's evidence report (--report), the same kind as failover's: who, when,
+// the confirmed plan, each step, RTO (to the last group commit on the source), the records
+// stranded on the source per partition (the failback's RPO: written there after the last record
+// that reached the target) and the groups' translations back.
+func evidence(o *Options, f *flow.Flow, fac *cmdutil.Factory, start time.Time, by string, p *plan.Plan, applied *cmdutil.Applied, err error,
+	gates switchover.Gates, fb *switchover.Failback, env envelope) *drshared.Evidence {
+	ev := drshared.NewEvidence("failback", "--stranded "+o.Stranded, f, start, fac.Clock(), by, p, o.ApplyOpts, applied, err)
+	ev.Gates = gates
+	ev.Translations = fb.Translated()
+	ev.TranslationColumns = &drshared.Columns{Topic: "Topic on " + f.Target, Offset: "Offset on " + f.Target, RemoteTopic: "Topic on " + f.Source, RemoteOffset: "Offset on " + f.Source}
+	if env.RTOMillis > 0 {
+		ev.RTOMillis, ev.RTONote = env.RTOMillis, "start to the last group commit: consumers may resume on "+f.Source
+	}
+	fate := fmt.Sprintf(strandedFate[o.Stranded], f.Source)
+	for _, r := range fb.Stranded {
+		if r.Records > 0 {
+			ev.RPO = append(ev.RPO, drshared.RPOLine{Topic: r.Topic, Partition: r.Partition, SourceEnd: r.To, Replicated: r.From, How: "stranded: " + fate, Records: r.Records})
+		}
+	}
+	ev.RPOTotal = env.StrandedRecords
+	ev.RPONote = fmt.Sprintf("stranded: written on %s after the last record that reached %s before the cut; --stranded %s: %s", f.Source, f.Target, o.Stranded, fate)
+	if env.RemoteWritesRecords > 0 {
+		ev.Notes = append(ev.Notes, fmt.Sprintf("not copied back: %d record(s) written on %s into remote topics after the cut (MM2's cycle rule)", env.RemoteWritesRecords, f.Target))
+	}
+	return ev
 }

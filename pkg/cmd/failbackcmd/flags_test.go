@@ -3,6 +3,7 @@ package failbackcmd
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kmmproject/kmm/pkg/cmd/drshared"
 	"github.com/kmmproject/kmm/pkg/kerr"
@@ -25,6 +26,7 @@ func TestCheckFlagsFence(t *testing.T) {
 		{Options{Stranded: "quarantine", Common: drshared.Common{Fence: "hook"}}, "needs --fence-command"},
 		{Options{Stranded: "later", Common: drshared.Common{Fence: "none"}}, `--stranded "later": unknown`},
 	} {
+		c.o.Timeout = time.Minute
 		err := c.o.Validate()
 		switch {
 		case c.want == "" && err != nil:

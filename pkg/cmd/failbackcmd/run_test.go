@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +316,53 @@ func TestRunFailbackResumesAfterAFailedStep(t *testing.T) {
 	}
 	if st := fb.state(t); st.State != flowstate.Replicating {
 		t.Fatalf("flow state %s", st.State)
+	}
+}
+
+// --report FILE.md writes failback's evidence report, the same kind as failover's: with
+// --dry-run the plan and the records stranded on A per partition (3 written on A after the cut),
+// after the run the steps, the RTO and the groups' translations back, in the columns of
+// failback's direction.
+func TestRunFailbackEvidenceReport(t *testing.T) {
+	t.Parallel()
+	fb := newFbBed(t, flowstate.FailedOver)
+	fb.a.Produce(t, []cluster.Record{{Topic: "orders", Partition: 0, Value: []byte("s1")}, {Topic: "orders", Partition: 0, Value: []byte("s2")},
+		{Topic: "orders", Partition: 0, Value: []byte("s3")}})
+	report := filepath.Join(t.TempDir(), "failback.md")
+	r := runFailback(t, fb.options(func(o *Options) { o.ApplyOpts.DryRun, o.Report = true, report }), 0)
+	if r.err != nil {
+		t.Fatalf("dry run: %v\n%s", r.err, r.errOut)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("no report after the dry run: %v\n%s", err, r.errOut)
+	}
+	md := string(b)
+	for _, want := range []string{"# kmm failback report: A->B (--stranded quarantine)", "| Confirmation | --dry-run: nothing was applied |",
+		"| Outcome | plan only |", "## The plan that was confirmed", "Command `failback`, flow A->B",
+		"## Records stranded on A per partition (written after the last record that reached B)",
+		"| orders | 0 | 13 | 10 | stranded: copied to kmm.stranded.<topic> on A, the groups moved past them | 3 |",
+		"| RPO | 3 record(s) (stranded: written on A after the last record that reached B before the cut; --stranded quarantine:"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("dry-run report lacks %q:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(r.errOut, "evidence report written to "+report) {
+		t.Errorf("stderr does not name the report:\n%s", r.errOut)
+	}
+	r = runFailback(t, fb.options(func(o *Options) { o.Report = report }), 0)
+	if r.err != nil {
+		t.Fatalf("failback: %v\n%s", r.err, r.errOut)
+	}
+	b, err = os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md = string(b)
+	for _, want := range []string{"| Confirmation | --yes |", "| Outcome | done |", "## Steps", "consumers may resume on A",
+		"| Group | Topic on B | Partition | Topic on A | Offset on B | Offset on A | Translation |", "| g1 | A.orders | 1 | orders | 10 | 10 | exact |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
 	}
 }

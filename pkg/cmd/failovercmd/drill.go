@@ -9,7 +9,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
-// LoadDrill reads a drill file (--plan drill.toml) strictly: a syntax error, a wrong type or an
+// LoadDrill reads a drill file (--drill drill.toml) strictly: a syntax error, a wrong type or an
 // unknown key is a usage error (exit 2) naming file:line; see pkg/drill.
 func LoadDrill(path string) (*drill.Drill, error) { return drill.Load(path) }
 

@@ -32,13 +32,13 @@ type Options struct {
 	AcceptLoss bool
 	// Report is --report FILE.md: the evidence report for auditors ("" none).
 	Report string
-	// PreHook/PostHook are the drill plan's hook commands (sh -c).
+	// PreHook/PostHook are the drill file's hook commands (sh -c).
 	PreHook, PostHook string
 }
 
 // Validate checks the flags before anything is read (exit 2).
 func (o *Options) Validate() error {
-	if err := cmdutil.OneOf("mode", o.Mode, "planned", "emergency", "rehearse"); err != nil {
+	if err := cmdutil.OneOf("mode", o.Mode, cmdutil.ModeChoices...); err != nil {
 		return kerr.WithHint(kerr.New(kerr.Usage, "--mode %q: unknown", o.Mode), "use --mode planned, emergency or rehearse")
 	}
 	noFence := ""
@@ -46,7 +46,8 @@ func (o *Options) Validate() error {
 		noFence = fmt.Sprintf("only planned mode fences the source (in %s mode %s)", o.Mode,
 			map[string]string{"emergency": "the source is down", "rehearse": "nothing is cut over"}[o.Mode])
 	}
-	return errors.Join(o.CheckFence(noFence), cmdutil.NonNegativeDuration("max-checkpoint-age", o.MaxCkAge), drshared.CheckReportDir(o.Report))
+	return errors.Join(o.CheckFence(noFence), o.CheckWaits(), cmdutil.AtLeastOrOff("max-rpo-records", o.MaxRPO, 0),
+		cmdutil.NonNegativeDuration("max-checkpoint-age", o.MaxCkAge), drshared.CheckReportDir(o.Report))
 }
 
 // Command returns `kmm failover`.
@@ -86,10 +87,10 @@ position translated as exact does not hold the group's next record.`,
 		Flags: append(append(append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), cmdutil.FlowFlags(false)...),
 			append([]cli.Flag{
 				&cli.StringFlag{Name: "mode", Value: "planned", Usage: "planned (both clusters up), emergency (the source is down) or rehearse (a drill: shadow groups only, nothing else changes)"},
-				&cli.Int64Flag{Name: "max-rpo-records", Value: -1, Usage: "emergency: refuse (exit 3, nothing changed) when more records than this are known not to be on the target"},
+				&cli.Int64Flag{Name: "max-rpo-records", Value: -1, Usage: "emergency: refuse (exit 3, nothing changed) when more records than this are known not to be on the target (-1: no limit)"},
 				&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "emergency: refuse (exit 3, nothing changed) when a group's newest checkpoint on the target is older than `AGE` (the outage's time counts); planned: the preflight refuses a group that committed on the source past a checkpoint older than AGE (0: off)"},
 				&cli.BoolFlag{Name: "accept-loss", Usage: "emergency: fail over even when a gate (--max-rpo-records, --max-checkpoint-age, no end-offset snapshot) fails"},
-				&cli.StringFlag{Name: "report", Usage: "write an evidence report for auditors to `FILE.md` (Markdown: who, when, the confirmed plan, each step with timestamps, RTO, RPO per partition, re-reads and skips per group and partition), in every mode"},
+				drshared.ReportFlag("write an evidence report for auditors to `FILE.md` (Markdown: who, when, the confirmed plan, each step with timestamps, RTO, RPO per partition, re-reads and skips per group and partition), in every mode"),
 			}, drshared.Flags(drshared.FlagText{
 				Group:          "move these groups (default: the flow's groups filter)",
 				Groups:         "move the groups matching this Java regex",
@@ -99,7 +100,7 @@ position translated as exact does not hold the group's next record.`,
 				QuietFor:       "with --fence none: wait until no source end offset has moved for this long (0: do not wait)",
 				Timeout:        "bound of each wait (quiet source, drain, replicator stop)",
 				Force:          "also move groups that have members on the source or the target",
-				Plan:           "a drill plan (TOML: flow, mode, groups, fence, gates, hooks; see testdata/drill/drill.toml); flags given win",
+				Drill:          "a drill `FILE` (TOML: flow, mode, groups, fence, gates, report, hooks; see testdata/drill/drill.toml); flags given win",
 			})...)...), drshared.ApplyFlags()...),
 		Action: func(c *cli.Context) error {
 			common, err := drshared.FromContext(c)
@@ -108,7 +109,7 @@ position translated as exact does not hold the group's next record.`,
 			}
 			o := &Options{Common: common, Mode: c.String("mode"), MaxRPO: c.Int64("max-rpo-records"), MaxCkAge: c.Duration("max-checkpoint-age"),
 				AcceptLoss: c.Bool("accept-loss"), Report: c.String("report")}
-			if path := c.String("plan"); path != "" {
+			if path := c.String("drill"); path != "" {
 				d, err := drill.Load(path)
 				if err != nil {
 					return err
@@ -123,7 +124,7 @@ position translated as exact does not hold the group's next record.`,
 		cmdutil.Example{What: "the source is down: fail over if at most 1000 records are lost", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode emergency --max-rpo-records 1000 --yes -o json"},
 		cmdutil.Example{What: "the source is down: see what an emergency failover would do and lose, change nothing", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode emergency --dry-run --report outage.md"},
 		cmdutil.Example{What: "rehearse a failover without downtime: shadow groups only, deleted afterwards", Cmd: "kmm failover mirror-maker.properties --flow 'A->B' --mode rehearse --yes -o json"},
-		cmdutil.Example{What: "a DR drill from a reviewed file", Cmd: "kmm failover mirror-maker.properties --plan drill.toml --dry-run"},
+		cmdutil.Example{What: "a DR drill from a reviewed file", Cmd: "kmm failover mirror-maker.properties --drill drill.toml --dry-run"},
 	)
 }
 

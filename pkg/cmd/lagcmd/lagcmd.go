@@ -42,15 +42,14 @@ type Options struct {
 
 // Validate returns a usage error (exit 2) for bad flag values, before the file is read.
 func (o *Options) Validate() error {
-	errs := []error{
-		cmdutil.OneOf("output", o.Output, "table", "json"),
-		cmdutil.NonNegative("max-lag", o.Thresholds.MaxRecords),
+	return errors.Join(
+		cmdutil.OneOf("output", o.Output, cmdutil.OutputChoices...),
+		cmdutil.NonNegative("max-lag-records", o.Thresholds.MaxRecords),
 		cmdutil.NonNegativeDuration("max-lag-time", o.Thresholds.MaxTime),
-	}
-	if o.Watch {
-		errs = append(errs, cmdutil.PositiveDuration("interval", o.Interval))
-	}
-	return errors.Join(errs...)
+		// checked without --watch too: a bad value is a mistake either way
+		cmdutil.PositiveDuration("interval", o.Interval),
+		cmdutil.OptionalHTTPURL("endpoint", o.Endpoint),
+	)
 }
 
 // Command returns `kmm lag`.
@@ -67,12 +66,12 @@ the last record on the target with the source's), else the stored progress. SOUR
 say which and how old; an estimate shows its range (LAG 0..40). With --endpoint, a second
 table shows the round trip the replicator measures to each cluster over the last minute (a
 slow flow over a slow link shows there). With
---group, each group's lag on both sides and what a failover now would cost. --max-lag and
---max-lag-time exit 3 when exceeded.`,
+--group, each group's lag on both sides and what a failover now would cost. --max-lag-records
+and --max-lag-time exit 3 when exceeded.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
 			&cli.StringSliceFlag{Name: "topic", Usage: "only these source `TOPIC`s"},
 			&cli.StringSliceFlag{Name: "group", Usage: "also show these consumer `GROUP`s: lag on both sides and what a failover now would cost"},
-			&cli.Int64Flag{Name: "max-lag", Usage: "exit 3 when a partition is more than `N` records behind (0 = off)"},
+			&cli.Int64Flag{Name: "max-lag-records", Aliases: cmdutil.OldNames("max-lag-records"), Usage: "exit 3 when a partition is more than `N` records behind (0 = off)"},
 			&cli.DurationFlag{Name: "max-lag-time", Usage: "exit 3 when a partition's oldest unreplicated record is older than `DURATION` (0 = off)"},
 			&cli.StringFlag{Name: "endpoint", Usage: "take live replicated positions from a running 'kmm replicate --listen' at this `URL` (e.g. http://127.0.0.1:8083)"},
 			&cli.BoolFlag{Name: "watch", Usage: "repeat every --interval (redraw on a terminal, NDJSON otherwise)"},
@@ -88,12 +87,12 @@ slow flow over a slow link shows there). With
 				return err
 			}
 			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Topics: c.StringSlice("topic"),
-				Groups: c.StringSlice("group"), Thresholds: lag.Thresholds{MaxRecords: c.Int64("max-lag"), MaxTime: c.Duration("max-lag-time")},
+				Groups: c.StringSlice("group"), Thresholds: lag.Thresholds{MaxRecords: c.Int64("max-lag-records"), MaxTime: c.Duration("max-lag-time")},
 				Watch: c.Bool("watch"), Interval: c.Duration("interval"), Endpoint: c.String("endpoint")}, f)
 		},
 	},
 		cmdutil.Example{What: "records and time not yet replicated, per partition", Cmd: "kmm lag mirror-maker.properties"},
-		cmdutil.Example{What: "as a check: exit 3 when a partition is 10000 records or 1 minute behind", Cmd: "kmm lag mirror-maker.properties --flow 'A->B' --max-lag 10000 --max-lag-time 1m"},
+		cmdutil.Example{What: "as a check: exit 3 when a partition is 10000 records or 1 minute behind", Cmd: "kmm lag mirror-maker.properties --flow 'A->B' --max-lag-records 10000 --max-lag-time 1m"},
 		cmdutil.Example{What: "what a failover now would cost group billing", Cmd: "kmm lag mirror-maker.properties --group billing -o json"},
 		cmdutil.Example{What: "refresh every 2 seconds until Ctrl-C", Cmd: "kmm lag mirror-maker.properties --watch --interval 2s"},
 		cmdutil.Example{What: "live positions from a running replicate --listen", Cmd: "kmm lag mirror-maker.properties --endpoint http://127.0.0.1:8083"},

@@ -35,7 +35,7 @@ func TestLagFromClusters(t *testing.T) {
 		err := Run(context.Background(), o, cmdutil.NewTestFactory(io, rdkafka.Opener{}, time.Now))
 		return out.String(), errOut.String(), err
 	}
-	o := &Options{File: mm2conf.LoadOptions{ConfigFile: props}, Output: "json", Flow: flow.Selector{Flow: "A->B"}}
+	o := &Options{File: mm2conf.LoadOptions{ConfigFile: props}, Output: "json", Flow: flow.Selector{Flow: "A->B"}, Interval: 5 * time.Second}
 	out, errOut, err := run(o)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)

@@ -31,7 +31,7 @@ type Options struct {
 	// Flow (--flow S->T) runs that flow alone, enabled even where the file leaves it disabled
 	// (the reverse copy of a failback: kmm replicate FILE --flow 'B->A'); empty: every flow.
 	Flow              flow.Selector
-	Output            string // text or json
+	Output            string // table or json ("text", table's old name, is table)
 	ShutdownTimeout   time.Duration
 	ProgressInterval  time.Duration
 	Listen            string
@@ -47,12 +47,20 @@ type Options struct {
 // Validate returns a usage error (exit 2) for bad flag values, before the file is read.
 func (o *Options) Validate() error {
 	_, rateErr := cmdutil.ByteRate("rate-limit", o.RateLimit)
+	out := o.Output
+	if out == oldTable {
+		out = "table"
+	}
 	return errors.Join(
-		cmdutil.OneOf("output", o.Output, "text", "json"),
+		cmdutil.OneOf("output", out, cmdutil.OutputChoices...),
 		cmdutil.NonNegativeDuration("shutdown-timeout", o.ShutdownTimeout),
+		cmdutil.PositiveDuration("progress-interval", o.ProgressInterval),
 		rateErr,
 	)
 }
+
+// oldTable is -o table's old name in replicate, still accepted (not shown).
+const oldTable = "text"
 
 // Command returns `kmm replicate`.
 func Command(f *cmdutil.Factory) *cli.Command {
@@ -90,7 +98,7 @@ connectors show PAUSED, while the process's other flows go on. Each running flow
 (replicator/<S>-><T>/<instance>) and a source end-offset snapshot (ends/<S>-><T>) in
 __kmm_state on the target, refreshed every 5 s.`,
 		Flags: append(append(cmdutil.ConfigFlags(),
-			cmdutil.OutputFlag("text", "json")),
+			cmdutil.OutputFlag(cmdutil.OutputChoices...)),
 			&cli.StringFlag{Name: "flow", Usage: "run only this `FLOW` S->T (quote it in a shell: --flow 'B->A'), even when the file leaves it disabled (it needs its topics filter): the reverse copy during kmm failback"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 30 * time.Second, Usage: "how long (`DURATION`) the stop may take after SIGINT/SIGTERM (drain, store progress, close; exit 5 if records were left undelivered)"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "report progress every `INTERVAL`"},
@@ -100,7 +108,10 @@ __kmm_state on the target, refreshed every 5 s.`,
 			&cli.BoolFlag{Name: "force", Usage: "start even while Apache MM2 runs the same flow (its Connect group <S>-mm2 has members on the target), while another live kmm replicate runs it (a takeover: in exactly-once mode the new one fences the old), or while the flow is failed over (kmm failover)"},
 		),
 		Action: func(c *cli.Context) error {
-			out, err := cmdutil.Output(c, "text", "json")
+			if c.String("output") == oldTable {
+				_ = c.Set("output", "table")
+			}
+			out, err := cmdutil.Output(c, cmdutil.OutputChoices...)
 			if err != nil {
 				return err
 			}

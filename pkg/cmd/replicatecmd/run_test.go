@@ -36,7 +36,7 @@ func TestReplicateRunAndDrain(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(context.Background(), &Options{File: mm2conf.LoadOptions{ConfigFile: props}, Output: "json", ShutdownTimeout: 10 * time.Second,
-			ProgressInterval: -1, Signals: sigs}, fac)
+			ProgressInterval: time.Hour, Signals: sigs}, fac)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -68,7 +68,7 @@ func TestReplicateRunAndDrain(t *testing.T) {
 	}
 
 	io2, _, _, _ := iostreams.Test()
-	err := Run(context.Background(), &Options{File: mm2conf.LoadOptions{ConfigFile: props}, Output: "text", Listen: "0.0.0.0:0",
+	err := Run(context.Background(), &Options{File: mm2conf.LoadOptions{ConfigFile: props}, Output: "text", Listen: "0.0.0.0:0", ProgressInterval: time.Hour,
 		Signals: make(chan os.Signal)}, cmdutil.NewTestFactory(io2, rdkafka.Opener{}, time.Now))
 	if err == nil || !strings.Contains(kerr.HintOf(err), "--listen-allow-remote") {
 		t.Fatalf("non-loopback --listen: %v", err)
@@ -83,7 +83,7 @@ func TestReplicateInterruptedBeforeStartIs130(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(context.Background(), &Options{File: mm2conf.LoadOptions{ConfigFile: p}, Output: "text", ShutdownTimeout: time.Second,
-			ProgressInterval: -1, Signals: sigs}, cmdutil.NewTestFactory(io, rdkafka.Opener{}, time.Now))
+			ProgressInterval: time.Hour, Signals: sigs}, cmdutil.NewTestFactory(io, rdkafka.Opener{}, time.Now))
 	}()
 	time.Sleep(300 * time.Millisecond)
 	sigs <- syscall.SIGINT
@@ -101,7 +101,7 @@ func TestReplicateInterruptedBeforeStartIs130(t *testing.T) {
 func TestReplicateJSONErrorEventAtStart(t *testing.T) {
 	p := writeUnreachable(t, "") // no flow enabled: refused at start
 	io, _, out, _ := iostreams.Test()
-	err := Run(context.Background(), &Options{File: mm2conf.LoadOptions{ConfigFile: p}, Output: "json", Signals: make(chan os.Signal)},
+	err := Run(context.Background(), &Options{File: mm2conf.LoadOptions{ConfigFile: p}, Output: "json", ProgressInterval: time.Hour, Signals: make(chan os.Signal)},
 		cmdutil.NewTestFactory(io, rdkafka.Opener{}, time.Now))
 	if err == nil {
 		t.Fatal("no error")

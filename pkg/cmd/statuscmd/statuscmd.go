@@ -40,7 +40,7 @@ func (o *Options) Validate() error {
 		cmdutil.OneOf("output", o.Output, "table", "json"),
 		cmdutil.NonNegativeDuration("max-heartbeat-age", o.Limits.MaxHeartbeatAge),
 		cmdutil.NonNegativeDuration("max-progress-age", o.Limits.MaxProgressAge),
-		cmdutil.NonNegative("max-lag", o.Limits.MaxLagRecords),
+		cmdutil.NonNegative("max-lag-records", o.Limits.MaxLagRecords),
 		cmdutil.NonNegativeDuration("max-checkpoint-age", o.Limits.MaxCheckpointAge),
 		cmdutil.OptionalHTTPURL("endpoint", o.Endpoint),
 	)
@@ -58,7 +58,7 @@ Exit 3 when a flow is not OK.`,
 		Flags: append(append(cmdutil.ConfigFlags(), cmdutil.OutputFlag("table", "json")), append(cmdutil.FlowFlags(false),
 			&cli.DurationFlag{Name: "max-heartbeat-age", Usage: "heartbeats older than `AGE` make a flow DEGRADED (default max(1m, 10 × interval))"},
 			&cli.DurationFlag{Name: "max-progress-age", Usage: "no stored progress for `AGE` while records wait makes a flow DEGRADED (default max(2m, 10 × flush interval))"},
-			&cli.Int64Flag{Name: "max-lag", Usage: "more than `N` records waiting makes a flow DEGRADED (0 = off)"},
+			&cli.Int64Flag{Name: "max-lag-records", Aliases: cmdutil.OldNames("max-lag-records"), Usage: "more than `N` records waiting makes a flow DEGRADED (0 = off)"},
 			&cli.StringFlag{Name: "endpoint", Usage: "also ask a running 'kmm replicate --listen' at this `URL` (e.g. http://127.0.0.1:8083) how its flows run, and take the replicated positions it has acknowledged"},
 			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "a group committing past checkpoints older than `AGE` makes a flow DEGRADED (default 2m)"},
 		)...),
@@ -73,12 +73,12 @@ Exit 3 when a flow is not OK.`,
 			}
 			return Run(c.Context, &Options{File: file, Flow: cmdutil.FlowSelector(c), Output: out, Endpoint: c.String("endpoint"),
 				Limits: health.Limits{MaxHeartbeatAge: c.Duration("max-heartbeat-age"), MaxProgressAge: c.Duration("max-progress-age"),
-					MaxLagRecords: c.Int64("max-lag"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}}, f)
+					MaxLagRecords: c.Int64("max-lag-records"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}}, f)
 		},
 	},
 		cmdutil.Example{What: "OK, DEGRADED or DOWN per flow, and why (exit 3 unless all OK, 4 when no cluster answers)", Cmd: "kmm status mirror-maker.properties"},
 		cmdutil.Example{What: "one flow, as JSON", Cmd: "kmm status mirror-maker.properties --flow 'A->B' -o json"},
-		cmdutil.Example{What: "also ask the running replicate process how its flows run, with a lag limit", Cmd: "kmm status mirror-maker.properties --endpoint http://127.0.0.1:8083 --max-lag 10000"},
+		cmdutil.Example{What: "also ask the running replicate process how its flows run, with a lag limit", Cmd: "kmm status mirror-maker.properties --endpoint http://127.0.0.1:8083 --max-lag-records 10000"},
 	)
 }
 

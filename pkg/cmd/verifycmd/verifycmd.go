@@ -5,6 +5,7 @@ package verifycmd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"regexp"
 	"runtime"
@@ -66,7 +67,7 @@ unreachable, 2 for usage errors. Thresholds can also come from a drill file (--d
 			&cli.StringFlag{Name: "topics", Usage: "only source topics matching this regular expression (full match)"},
 			&cli.StringFlag{Name: "groups", Usage: "only consumer groups matching this regular expression (full match)"},
 			&cli.StringFlag{Name: "level", Value: verify.LevelMetadata, Usage: "metadata, sample or full"},
-			&cli.StringFlag{Name: "junit", Usage: "also write JUnit XML to FILE (one test case per check and partition)"},
+			&cli.StringFlag{Name: "junit", Usage: "also write JUnit XML to `FILE` (one test case per check and partition)"},
 			&cli.IntFlag{Name: "samples", Value: 5, Usage: "sample: offset-sync anchors per partition"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "sample: seed of the anchor choice (same seed, same anchors)"},
 			&cli.StringFlag{Name: "from", Usage: "full: 'groups' compares only from each group's translated position to the end"},
@@ -76,7 +77,7 @@ unreachable, 2 for usage errors. Thresholds can also come from a drill file (--d
 			&cli.DurationFlag{Name: "max-lag-time", Usage: "fail when a partition's oldest unreplicated record is older than D"},
 			&cli.DurationFlag{Name: "max-checkpoint-age", Usage: "fail when a group committed on the source past a checkpoint older than D"},
 			&cli.Int64Flag{Name: "max-duplicates", Value: -1, Usage: "full: fail when a partition has more than N duplicates (-1: never)"},
-			&cli.StringFlag{Name: "drill", Usage: "read level and thresholds from the [verify] table of this TOML file"},
+			&cli.StringFlag{Name: "drill", Usage: "read level and thresholds from the [verify] table of this drill `FILE` (TOML)"},
 		)...),
 		Action: func(c *cli.Context) error {
 			out, err := cmdutil.Output(c, "table", "json")
@@ -91,8 +92,8 @@ unreachable, 2 for usage errors. Thresholds can also come from a drill file (--d
 				Output: out, JUnit: c.String("junit"), Samples: c.Int("samples"), Seed: c.Uint64("seed"), From: c.String("from"),
 				Parallel: c.Int("parallel"), Canary: c.Duration("canary"),
 				Thresholds: verify.Thresholds{MaxLagRecords: c.Int64("max-lag-records"), MaxLagTime: c.Duration("max-lag-time"), MaxCheckpointAge: c.Duration("max-checkpoint-age")}}
-			if d := c.Int64("max-duplicates"); d >= 0 {
-				o.Thresholds.MaxDuplicates = &d
+			if d := c.Int64("max-duplicates"); d != cmdutil.Off {
+				o.Thresholds.MaxDuplicates = &d // Validate refuses what is below -1
 			}
 			if p := c.String("drill"); p != "" {
 				if err := applyDrill(p, o, c.IsSet); err != nil {
@@ -149,18 +150,36 @@ func compile(flag, re string) (func(string) bool, error) {
 	return rx.MatchString, nil
 }
 
+// Validate returns a usage error (exit 2) for bad flag values (a drill file's included), before
+// anything is read.
+func (o *Options) Validate() error {
+	errs := []error{cmdutil.OneOf("output", o.Output, cmdutil.OutputChoices...)}
+	if cmdutil.OneOf("level", o.Level, cmdutil.LevelChoices...) != nil {
+		errs = append(errs, kerr.New(kerr.Usage, "--level must be metadata, sample or full, not %q", o.Level))
+	}
+	switch {
+	case o.From != "" && o.From != "groups":
+		errs = append(errs, kerr.New(kerr.Usage, "--from must be groups, not %q", o.From))
+	case o.From != "" && o.Level != verify.LevelFull:
+		errs = append(errs, kerr.New(kerr.Usage, "--from groups applies to --level full"))
+	}
+	errs = append(errs,
+		cmdutil.AtLeast("samples", int64(o.Samples), 1),
+		cmdutil.AtLeast("parallel", int64(o.Parallel), 1),
+		cmdutil.NonNegativeDuration("canary", o.Canary),
+		cmdutil.NonNegative("max-lag-records", o.Thresholds.MaxLagRecords),
+		cmdutil.NonNegativeDuration("max-lag-time", o.Thresholds.MaxLagTime),
+		cmdutil.NonNegativeDuration("max-checkpoint-age", o.Thresholds.MaxCheckpointAge))
+	if d := o.Thresholds.MaxDuplicates; d != nil {
+		errs = append(errs, cmdutil.AtLeastOrOff("max-duplicates", *d, 0))
+	}
+	return errors.Join(errs...)
+}
+
 // Run runs `kmm verify`.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
-	switch o.Level {
-	case verify.LevelMetadata, verify.LevelSample, verify.LevelFull:
-	default:
-		return kerr.New(kerr.Usage, "--level must be metadata, sample or full, not %q", o.Level)
-	}
-	if o.From != "" && o.From != "groups" {
-		return kerr.New(kerr.Usage, "--from must be groups, not %q", o.From)
-	}
-	if o.From != "" && o.Level != verify.LevelFull {
-		return kerr.New(kerr.Usage, "--from groups applies to --level full")
+	if err := cmdutil.Validate(o); err != nil {
+		return err
 	}
 	topics, err := compile("topics", o.Topics)
 	if err != nil {
