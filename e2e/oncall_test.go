@@ -33,7 +33,7 @@ func TestStatusUnreachableExit4(t *testing.T) {
 	if took := time.Since(start); r.Code != 4 || took > 15*time.Second {
 		t.Fatalf("exit %d after %s, want 4 within 15s\n%s\n%s", r.Code, took, r.Stdout, r.Stderr)
 	}
-	if !strings.Contains(r.Stdout, "Connection refused") {
+	if !strings.Contains(r.Stdout, "is unreachable: connection refused") {
 		t.Errorf("reasons do not name the cause:\n%s", r.Stdout)
 	}
 	if strings.Contains(r.Stderr, "%3|") || strings.Contains(r.Stderr, "|FAIL|") {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/lag"
 )
 
@@ -177,15 +178,15 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 		r.Reasons = append(r.Reasons, fmt.Sprintf("failed over to %s (%s): %s is the primary; kmm replicate does not run %s until kmm failback FILE --flow '%s'",
 			s.Target, s.DRDetail, s.Target, s.Flow, s.Flow))
 		if s.TargetErr != nil {
-			worse(Down, "target cluster %s (%s), the primary since the failover, is unreachable: %v", s.Target, s.TargetBoot, s.TargetErr)
+			worse(Down, "target cluster %s (%s), the primary since the failover, is unreachable: %s", s.Target, s.TargetBoot, cluster.Cause(s.TargetErr))
 		}
 		if s.SourceErr != nil {
-			r.Reasons = append(r.Reasons, fmt.Sprintf("source cluster %s (%s) is unreachable (%v); failback needs it", s.Source, s.SourceBoot, s.SourceErr))
+			r.Reasons = append(r.Reasons, fmt.Sprintf("source cluster %s (%s) is unreachable (%s); failback needs it", s.Source, s.SourceBoot, cluster.Cause(s.SourceErr)))
 		}
 		return r
 	}
 	if s.TargetErr != nil {
-		worse(Down, "target cluster %s (%s) is unreachable: %v", s.Target, s.TargetBoot, s.TargetErr)
+		worse(Down, "target cluster %s (%s) is unreachable: %s", s.Target, s.TargetBoot, cluster.Cause(s.TargetErr))
 	}
 	if s.DRState != "" && s.DRState != "REPLICATING" {
 		worse(Degraded, "flow is %s (%s): kmm replicate does not run it", s.DRState, s.DRDetail)
@@ -219,11 +220,11 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 		}
 	}
 	if s.SourceErr != nil {
-		msg := "source cluster %s (%s) is unreachable: %v"
+		msg := "source cluster %s (%s) is unreachable: %s"
 		if s.TargetErr == nil && r.ProgressAgeMs >= 0 {
 			msg += fmt.Sprintf("; %s last stored progress %s ago", s.Target, human(r.ProgressAgeMs))
 		}
-		worse(Down, msg, s.Source, s.SourceBoot, s.SourceErr)
+		worse(Down, msg, s.Source, s.SourceBoot, cluster.Cause(s.SourceErr))
 	}
 	for _, l := range s.Lag {
 		r.LagRecords += l.LagRecords

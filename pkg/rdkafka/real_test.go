@@ -6,12 +6,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
@@ -380,10 +383,12 @@ func TestUnreachableFailsFast(t *testing.T) {
 }
 
 // A caller's own deadline running out is the cluster not answering too: the error names the
-// cluster and librdkafka's cause, not "context deadline exceeded" (failover and failback ping
-// under a deadline equal to the ping's bound).
+// cluster once and says so, not "context deadline exceeded" (failover and failback ping under a
+// deadline equal to the ping's bound). The cluster is a listener that accepts connections and
+// never answers (a hung broker, a blackhole behind a proxy).
 func TestUnreachableUnderCallerDeadline(t *testing.T) {
-	a, err := rdkafka.NewAdmin("cluster Y", rdkafka.Config{"bootstrap.servers": "127.0.0.1:1"})
+	addr := silentListener(t)
+	a, err := rdkafka.NewAdmin("cluster Y", rdkafka.Config{"bootstrap.servers": addr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,14 +399,101 @@ func TestUnreachableUnderCallerDeadline(t *testing.T) {
 	if kerr.KindOf(err) != kerr.Unreachable {
 		t.Fatalf("kind = %v (%v), want unreachable", kerr.KindOf(err), err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "cluster Y") || !strings.Contains(msg, "no answer within") || strings.Contains(msg, "context deadline exceeded") {
-		t.Fatalf("error = %q, want the cluster, 'no answer within' and librdkafka's cause", msg)
+	want := "cluster Y (" + addr + "): no answer within 2s ("
+	if msg := err.Error(); !strings.HasPrefix(msg, want) || strings.Count(msg, "cluster Y") != 1 || strings.Contains(msg, "context deadline exceeded") {
+		t.Fatalf("error = %q, want it to start %q and name the cluster once", msg, want)
 	}
 	// Interrupted (Ctrl-C) stays an interruption.
 	ictx, icancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, icancel)
 	if _, err := a.Ping(ictx, 5*time.Second); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted ping = %v, want context.Canceled", err)
+	}
+}
+
+// silentListener is a TCP address that accepts connections and never answers: a cluster that
+// does not answer at all (its port open).
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// refusedAddr is a loopback address where nothing listens (a port taken, then freed).
+func refusedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// A cluster whose every bootstrap address refuses connections is reported within 2 s, as
+// "cluster A (host:port): connection refused" (the cluster named once), whatever the ping's
+// bound; one where a single address does not answer keeps the bound.
+func TestPingRefusedFast(t *testing.T) {
+	for _, c := range []struct {
+		name, servers string
+		refused       bool
+	}{
+		{"one address", refusedAddr(t), true},
+		{"two addresses and a protocol", "PLAINTEXT://" + refusedAddr(t) + "," + refusedAddr(t), true},
+		{"one refuses, one is silent", refusedAddr(t) + "," + silentListener(t), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := rdkafka.NewAdmin("cluster A", rdkafka.Config{"bootstrap.servers": c.servers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			const bound = 4 * time.Second
+			start := time.Now()
+			_, err = a.Ping(context.Background(), bound)
+			took := time.Since(start)
+			if kerr.KindOf(err) != kerr.Unreachable {
+				t.Fatalf("kind = %v (%v), want unreachable", kerr.KindOf(err), err)
+			}
+			var ue *cluster.UnreachableError
+			if !errors.As(err, &ue) || ue.Bootstrap != c.servers || ue.Name != "cluster A" {
+				t.Fatalf("error %q (%T) is not a *cluster.UnreachableError naming the cluster", err, err)
+			}
+			if c.refused {
+				if want := "cluster A (" + c.servers + "): connection refused"; err.Error() != want || took > 2*time.Second {
+					t.Fatalf("after %s: %q, want %q within 2s", took, err, want)
+				}
+				return
+			}
+			if took < bound-200*time.Millisecond || !strings.Contains(err.Error(), "no answer within 4s") {
+				t.Fatalf("after %s: %q, want 'no answer within 4s' after the bound", took, err)
+			}
+		})
 	}
 }
 

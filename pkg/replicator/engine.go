@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/groupprobe"
@@ -295,15 +296,28 @@ func newWatches(ctx context.Context, engines []*engine, opt Options) (*watches, 
 		go func(i int, t target) {
 			defer wg.Done()
 			if _, err := ws.by[t.alias].admin.Ping(ctx, opt.StartTimeout); err != nil {
-				errs[i] = kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s) is not reachable: %w", t.alias, t.bootstrap, err)),
-					fmt.Sprintf("check %s.bootstrap.servers and %s's security settings; `kmm config explain` shows the effective values", t.alias, t.alias))
+				errs[i] = cluster.Named(t.alias, t.bootstrap, err)
 			}
 		}(i, t)
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	// Every cluster that did not answer is named, each once, and so is its key in the hint.
+	var bad []string
+	var down []error
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if kerr.KindOf(err) != kerr.Unreachable {
+			ws.close()
+			return nil, err
+		}
+		bad = append(bad, ts[i].alias)
+		down = append(down, err)
+	}
+	if len(down) > 0 {
 		ws.close()
-		return nil, err
+		return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, cluster.JoinUnreachable(down...)), cluster.UnreachableHint("", bad...))
 	}
 	now := time.Now()
 	for _, w := range ws.by {

@@ -21,7 +21,6 @@ import (
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/health"
-	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/plan"
@@ -44,22 +43,14 @@ func LagLive(ctx context.Context, open cluster.Opener, flows []*flow.Flow, topic
 	defer cancel()
 	var ins []lag.PartitionInput
 	for _, f := range flows {
-		src, err := open.Open(f, flow.Source)
+		// Both clusters at once: one wait when both are down, and the error names each.
+		cs, err := cluster.OpenAll(ctx, open, f, 10*time.Second, "", flow.Source, flow.Target)
 		if err != nil {
 			return nil, err
 		}
+		src, tgt := cs[0], cs[1]
 		defer src.Close()
-		tgt, err := open.Open(f, flow.Target)
-		if err != nil {
-			return nil, err
-		}
 		defer tgt.Close()
-		for _, c := range []cluster.Cluster{src, tgt} {
-			if _, err := c.Ping(ctx, 10*time.Second); err != nil {
-				return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", c.Alias(), c.Bootstrap(), err)),
-					"check the cluster's bootstrap.servers and security settings (kmm config explain)")
-			}
-		}
 		ts, err := src.ListTopics(ctx)
 		if err != nil {
 			return nil, err

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -27,8 +26,8 @@ func TranslateInput(ctx context.Context, open cluster.Opener, f *flow.Flow, now 
 	}
 	defer tgt.Close()
 	if _, err := tgt.Ping(ctx, 10*time.Second); err != nil {
-		return in, nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Target, f.TargetBootstrap, err)),
-			"translate-offsets needs the target cluster; check its bootstrap.servers and security settings")
+		return in, nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, cluster.Named(f.Target, f.TargetBootstrap, err)),
+			cluster.UnreachableHint("translate-offsets needs the target cluster "+f.Target, f.Target))
 	}
 	in.Checkpoints = checkpoint.NewStore()
 	if _, err := mm2read.LoadCheckpoints(ctx, tgt, f.CheckpointsTopic(), in.Checkpoints, nil); err != nil && !errors.Is(err, mm2read.ErrNoTopic) {

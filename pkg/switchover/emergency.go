@@ -97,7 +97,7 @@ func PrepareEmergency(ctx context.Context, env Env, req FailoverRequest, tgt clu
 				return nil, gates, gates.Err()
 			}
 		} else {
-			env.warn("source cluster %s is unreachable (%v): failing over from what %s holds", f.Source, srcDown, f.Target)
+			env.warn("source cluster %s is unreachable (%v): failing over from what %s holds", f.Source, cluster.Cause(srcDown), f.Target)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, preflightBound)

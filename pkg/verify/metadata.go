@@ -12,7 +12,6 @@ import (
 	"github.com/kmmproject/kmm/pkg/checkpoint"
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/flow"
-	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/metasync"
 	"github.com/kmmproject/kmm/pkg/mm2read"
 	"github.com/kmmproject/kmm/pkg/mm2wire"
@@ -143,25 +142,9 @@ func Run(ctx context.Context, open cluster.Opener, f *flow.Flow, o Options) (*Re
 }
 
 func openBoth(ctx context.Context, open cluster.Opener, f *flow.Flow) (cluster.Cluster, cluster.Cluster, error) {
-	var cs []cluster.Cluster
-	for _, side := range []flow.Side{flow.Source, flow.Target} {
-		c, err := open.Open(f, side)
-		if err == nil {
-			if _, err = c.Ping(ctx, 10*time.Second); err != nil {
-				c.Close()
-			}
-		}
-		if err != nil {
-			for _, o := range cs {
-				o.Close()
-			}
-			if kerr.KindOf(err) == kerr.Usage {
-				return nil, nil, err
-			}
-			return nil, nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("flow %s: cluster %s (bootstrap %s): %w", f.Name(), f.Alias(side), f.Bootstrap(side), err)),
-				"check the cluster's bootstrap.servers and security settings (kmm config explain)")
-		}
-		cs = append(cs, c)
+	cs, err := cluster.OpenAll(ctx, open, f, 10*time.Second, "verify reads both clusters of "+f.Name(), flow.Source, flow.Target)
+	if err != nil {
+		return nil, nil, err
 	}
 	return cs[0], cs[1], nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kmmproject/kmm/mm2conf"
+	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/iostreams"
@@ -113,8 +114,8 @@ func sourceTopics(ctx context.Context, fac *cmdutil.Factory, f *flow.Flow) ([]st
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := src.Ping(ctx, 10*time.Second); err != nil {
-		return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Source, f.SourceBootstrap, err)),
-			"check the cluster's bootstrap.servers and security settings (kmm config explain FILE --section source-admin)")
+		return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, cluster.Named(f.Source, f.SourceBootstrap, err)),
+			cluster.UnreachableHint("--list-topics lists the topics of each flow's source cluster", f.Source))
 	}
 	ts, err := src.ListTopics(ctx)
 	if err != nil {

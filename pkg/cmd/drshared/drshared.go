@@ -211,10 +211,23 @@ func Open(ctx context.Context, fac *cmdutil.Factory, f *flow.Flow, side flow.Sid
 	defer cancel()
 	if _, err := c.Ping(pctx, 10*time.Second); err != nil {
 		c.Close()
-		return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("cluster %s (bootstrap %s): %w", f.Alias(side), f.Bootstrap(side), err)),
-			need+"; check bootstrap.servers and security settings (kmm config explain)")
+		return nil, kerr.WithHint(kerr.Wrap(kerr.Unreachable, cluster.Named(f.Alias(side), f.Bootstrap(side), err)),
+			cluster.UnreachableHint(need, f.Alias(side)))
 	}
 	return c, nil
+}
+
+// OpenBoth opens the source and the target of f at once and proves they answer within 10 s:
+// when either does not, the error (kerr.Unreachable, exit 4) names each that did not, with need
+// as the hint's first words.
+func OpenBoth(ctx context.Context, fac *cmdutil.Factory, f *flow.Flow, need string) (src, tgt cluster.Cluster, err error) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cs, err := cluster.OpenAll(pctx, fac.Clusters, f, 10*time.Second, need, flow.Source, flow.Target)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs[0], cs[1], nil
 }
 
 // Journal is the plan journal of a DR command: __kmm_state on the flow's target.

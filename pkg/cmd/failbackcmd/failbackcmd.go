@@ -161,15 +161,11 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		req.StartReverse = func(ctx context.Context) error { return fac.Replicate(ctx, []*flow.Flow{r}) }
 	}
 	const need = "failback needs both clusters"
-	tgt, err := drshared.Open(ctx, fac, f, flow.Target, need)
+	src, tgt, err := drshared.OpenBoth(ctx, fac, f, need)
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
-	src, err := drshared.Open(ctx, fac, f, flow.Source, need)
-	if err != nil {
-		return err
-	}
 	defer src.Close()
 	fb, gates, err := switchover.PrepareFailback(ctx, drshared.Env(fac), req, src, tgt)
 	if err != nil {

@@ -37,17 +37,22 @@ type emergencyEnvelope struct {
 func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req switchover.FailoverRequest, start time.Time) error {
 	ios := fac.IO
 	f := req.F
+	// The source is probed while the target is opened: a source that does not answer costs
+	// one wait, not one after the target's.
+	probed := make(chan error, 1)
+	go func() {
+		src, err := drshared.Open(ctx, fac, f, flow.Source, "")
+		if err == nil {
+			src.Close()
+		}
+		probed <- err
+	}()
 	tgt, err := drshared.Open(ctx, fac, f, flow.Target, "emergency failover needs the target cluster "+f.Target)
+	srcDown := <-probed
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
-	var srcDown error
-	if src, err := drshared.Open(ctx, fac, f, flow.Source, ""); err == nil {
-		src.Close()
-	} else {
-		srcDown = err
-	}
 	e, gates, err := switchover.PrepareEmergency(ctx, drshared.Env(fac), req, tgt, srcDown)
 	if err != nil {
 		return err

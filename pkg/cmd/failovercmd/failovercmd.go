@@ -185,15 +185,11 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if o.Mode == "rehearse" {
 		need = "a rehearsal reads both clusters"
 	}
-	src, err := drshared.Open(ctx, fac, f, flow.Source, need)
+	src, tgt, err := drshared.OpenBoth(ctx, fac, f, need)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tgt, err := drshared.Open(ctx, fac, f, flow.Target, need)
-	if err != nil {
-		return err
-	}
 	defer tgt.Close()
 	fo, gates, err := switchover.PrepareFailover(ctx, env, req, src, tgt)
 	if err != nil {

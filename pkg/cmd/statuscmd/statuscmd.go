@@ -129,8 +129,9 @@ func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
 		return err
 	}
 	if allUnreachable(sts) {
-		return kerr.WithHint(kerr.New(kerr.Unreachable, "no cluster of the file answered"),
-			"check bootstrap.servers, the network path and the security settings (kmm config explain FILE bootstrap.servers 'security.*')")
+		errs, aliases := unreachable(sts)
+		return kerr.WithHint(kerr.Wrap(kerr.Unreachable, fmt.Errorf("no cluster of the file answered: %w", cluster.JoinUnreachable(errs...))),
+			cluster.UnreachableHint("", aliases...))
 	}
 	if len(bad) > 0 {
 		return kerr.New(kerr.CheckFailed, "not OK: %s", strings.Join(bad, ", "))
@@ -146,6 +147,25 @@ func allUnreachable(sts []health.FlowStatus) bool {
 		}
 	}
 	return len(sts) > 0
+}
+
+// unreachable lists the clusters that did not answer, each once (a cluster of several flows
+// was asked once per flow), with their aliases.
+func unreachable(sts []health.FlowStatus) (errs []error, aliases []string) {
+	seen := map[string]bool{}
+	add := func(alias, boot string, err error) {
+		if err == nil || seen[alias] {
+			return
+		}
+		seen[alias] = true
+		errs = append(errs, cluster.Named(alias, boot, err))
+		aliases = append(aliases, alias)
+	}
+	for _, st := range sts {
+		add(st.Source, st.SourceBoot, st.SourceErr)
+		add(st.Target, st.TargetBoot, st.TargetErr)
+	}
+	return errs, aliases
 }
 
 func render(io *iostreams.IOStreams, out string, reps []health.Report, now time.Time) error {

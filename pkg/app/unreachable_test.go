@@ -1,0 +1,151 @@
+package app
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed/kfakebed"
+	"github.com/kmmproject/kmm/pkg/iostreams"
+)
+
+// refusedPort is a loopback address where nothing listens (a free port, taken and closed).
+func refusedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// silentPort is a loopback address that accepts connections and never answers.
+func silentPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// pairFile is an MM2 file with clusters A and B at the given addresses, A->B enabled and B->A
+// (failback's reverse flow) disabled.
+func pairFile(t *testing.T, a, b string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "pair.properties")
+	body := "clusters = A, B\nA.bootstrap.servers = " + a + "\nB.bootstrap.servers = " + b + "\nA->B.enabled = true\nA->B.topics = .*\nB->A.enabled = false\n"
+	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// Every command that contacts clusters, with both clusters refusing connections (nothing
+// listens on their ports): exit 4 within 2 s, every cluster the command needs named once in
+// the error as "cluster A (host:port): connection refused", and its bootstrap.servers key in
+// the hint; never librdkafka's "no answer within" wait or a cluster named twice.
+func TestRefusedClustersExit4Fast(t *testing.T) {
+	a, b := refusedPort(t), refusedPort(t)
+	f := pairFile(t, a, b)
+	both, onlyA, onlyB := []string{"A", "B"}, []string{"A"}, []string{"B"}
+	addr := map[string]string{"A": a, "B": b}
+	for _, c := range []struct {
+		args  []string
+		names []string
+	}{
+		{[]string{"status", f}, both},
+		{[]string{"lag", f}, both},
+		{[]string{"lag", f, "--group", "g"}, both},
+		{[]string{"verify", f}, both},
+		{[]string{"translate-offsets", f}, onlyB},
+		{[]string{"failover", f, "--dry-run"}, both},
+		{[]string{"failover", f, "--mode", "rehearse", "--dry-run"}, both},
+		{[]string{"failover", f, "--mode", "emergency", "--dry-run"}, onlyB}, // the source down is what emergency is for
+		{[]string{"failback", f, "--yes"}, both},
+		{[]string{"config", "explain", f, "--list-topics"}, onlyA},
+		{[]string{"replicate", f}, both},
+	} {
+		io, _, stdout, stderr := iostreams.Test()
+		start := time.Now()
+		code := Run(context.Background(), append([]string{"kmm"}, c.args...), io)
+		took := time.Since(start)
+		errOut := stderr.String()
+		if code != 4 || took > 2*time.Second {
+			t.Errorf("%v: exit %d after %s, want 4 within 2s\nstdout %s\nstderr %s", c.args[:2], code, took, stdout, errOut)
+			continue
+		}
+		errLine := ""
+		for _, l := range strings.Split(errOut, "\n") {
+			if strings.HasPrefix(l, "kmm: error: ") {
+				errLine = l
+			}
+		}
+		for _, n := range c.names {
+			want := "cluster " + n + " (" + addr[n] + "): connection refused"
+			if strings.Count(errLine, want) != 1 || strings.Count(errLine, "cluster "+n) != 1 {
+				t.Errorf("%v: error %q, want %q in it once (and cluster %s no other time)", c.args[:2], errLine, want, n)
+			}
+			if !strings.Contains(errOut, n+".bootstrap.servers") {
+				t.Errorf("%v: the hint does not name %s.bootstrap.servers:\n%s", c.args[:2], n, errOut)
+			}
+		}
+		for _, bad := range []string{"no answer within", "(bootstrap ", "Connection refused (after"} {
+			if strings.Contains(errLine, bad) {
+				t.Errorf("%v: error %q says %q", c.args[:2], errLine, bad)
+			}
+		}
+	}
+}
+
+// A cluster that accepts connections and never answers is waited for up to its bound (kmm's
+// 10 s, shortened here to 3 s through the opener): the refusal shortcut does not apply. Both
+// clusters are waited for at once and both are named.
+func TestSilentClustersKeepTheBound(t *testing.T) {
+	a, b := silentPort(t), silentPort(t)
+	f := pairFile(t, a, b)
+	const bound = 3 * time.Second
+	for _, args := range [][]string{{"lag", f}, {"verify", f}, {"failover", f, "--dry-run"}} {
+		io, _, stdout, stderr := iostreams.Test()
+		start := time.Now()
+		code := runWith(context.Background(), append([]string{"kmm"}, args...), io, kfakebed.PingWithin(bound))
+		took := time.Since(start)
+		errOut := stderr.String()
+		if code != 4 || took < bound || took > bound+2*time.Second {
+			t.Errorf("%v: exit %d after %s, want 4 after the %s bound (not sooner, one wait for both)\nstdout %s\nstderr %s", args[:1], code, took, bound, stdout, errOut)
+		}
+		for _, want := range []string{"cluster A (" + a + "): no answer within 3s", "cluster B (" + b + "): no answer within 3s"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: stderr lacks %q:\n%s", args[:1], want, errOut)
+			}
+		}
+	}
+}
