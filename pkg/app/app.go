@@ -89,14 +89,23 @@ func Run(ctx context.Context, args []string, io *iostreams.IOStreams) int {
 // runWith is Run with the clusters opened by clusters (tests wrap librdkafka's opener to bound
 // how long they wait for a cluster that is known not to answer).
 func runWith(ctx context.Context, args []string, io *iostreams.IOStreams, clusters cluster.Opener) int {
+	out := &watchedOut{w: io.Out}
+	io.Out = out
+	defer func() { io.Out = out.w }()
 	a := newAppWith(io, clusters)
 	args = reorderArgs(a, args)
+	a.Metadata[metaArgs] = args
 	err := checkFlagValues(a, args)
 	if err == nil {
 		err = a.RunContext(ctx, args)
+	} else {
+		noteJSONFromArgs(a, args) // refused before urfave/cli parsed anything
 	}
 	err = interrupted(ctx, err)
 	if err != nil {
+		if cmd := jsonErrorCommand(a); cmd != "" && !out.wrote() {
+			printJSONError(out.w, cmd, err)
+		}
 		printError(io, err)
 	}
 	if ll, ok := io.ErrOut.(*iostreams.LogLines); ok {
@@ -157,12 +166,13 @@ func newApp(io *iostreams.IOStreams) *cli.App { return newAppWith(io, rdkafka.Op
 func newAppWith(io *iostreams.IOStreams, clusters cluster.Opener) *cli.App {
 	f := &Factory{IO: io}
 	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: clusters, Groups: groupprobe.Prober{}, Getenv: os.Getenv,
-		Replicate: replicatecmd.RunFlows}
+		Replicate: replicatecmd.RunFlows, ExitCode: ExitCode}
 	a := &cli.App{
 		Name:                 "kmm",
 		Usage:                "failover-focused Kafka cross-cluster replication, MirrorMaker 2 compatible",
 		UsageText:            "kmm [global options] command [command options] [arguments...]",
 		HideVersion:          true,
+		Metadata:             map[string]any{},
 		Writer:               &helpWriter{Writer: io.Out, width: io.Width()},
 		ErrWriter:            io.ErrOut,
 		EnableBashCompletion: false,
@@ -209,6 +219,7 @@ func newAppWith(io *iostreams.IOStreams, clusters cluster.Opener) *cli.App {
 	cli.FlagStringer = flagString
 	cli.HelpPrinter = printHelp
 	prepareTree(a.Commands, "")
+	markJSONOutput(a.Commands, "")
 	return a
 }
 

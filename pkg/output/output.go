@@ -91,3 +91,31 @@ func Table(w io.Writer, header []string, rows [][]string) error {
 	_, err := io.WriteString(w, out.String())
 	return err
 }
+
+// ErrorDoc is what a command run with -o json prints on stdout when it fails without having
+// printed its own document (kind "error"): one line of JSON, so that it also ends an NDJSON
+// stream (replicate's events, lag --watch). Hint is null when there is none. Class is the kind
+// of failure behind ExitCode: "usage" (2), "check_failed" (3), "unreachable" (4),
+// "incomplete" (5), "interrupted" (130), "failure" or "not_implemented" (1).
+type ErrorDoc struct {
+	SchemaVersion int       `json:"schema_version"`
+	Kind          string    `json:"kind"`
+	GeneratedAt   time.Time `json:"generated_at"`
+	Command       string    `json:"command"`
+	ExitCode      int       `json:"exit_code"`
+	Class         string    `json:"class"`
+	Cause         string    `json:"cause"`
+	Hint          *string   `json:"hint"`
+}
+
+// WriteLine writes v as one line of JSON without HTML escaping (an NDJSON record).
+func WriteLine(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}

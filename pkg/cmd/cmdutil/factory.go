@@ -29,6 +29,9 @@ type Factory struct {
 	Groups cluster.GroupProber
 	// Getenv reads the environment (test-only hooks such as KMM_TEST_PAUSE_AFTER_STEP).
 	Getenv func(string) string
+	// ExitCode is pkg/app's map of errors to exit codes (for the JSON error documents a
+	// command prints itself: replicate's last event); nil: 1.
+	ExitCode func(error) int
 	// Replicate runs flows in this process with kmm replicate's engine until ctx ends, then
 	// drains them (progress stored) and returns (failback --start-reverse); nil: not available.
 	Replicate func(ctx context.Context, flows []*flow.Flow) error

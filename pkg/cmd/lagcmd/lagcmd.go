@@ -99,8 +99,19 @@ and --max-lag-time exit 3 when exceeded.`,
 	)
 }
 
-// Run runs `kmm lag`.
+// Run runs `kmm lag`. With --watch -o json, a failure after the first document (a cluster lost
+// while watching) ends the NDJSON stream with the JSON error document (kmm's, output.ErrorDoc);
+// Ctrl-C, the usual end of a watch, does not.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	rendered := false
+	err := run(ctx, o, fac, &rendered)
+	if err != nil && rendered && o.Watch && o.Output == "json" && kerr.KindOf(err) != kerr.Interrupted && ctx.Err() == nil {
+		_ = output.WriteLine(fac.IO.Out, fac.ErrorDoc("kmm lag", err))
+	}
+	return err
+}
+
+func run(ctx context.Context, o *Options, fac *cmdutil.Factory, rendered *bool) error {
 	if err := cmdutil.Validate(o); err != nil {
 		return err
 	}
@@ -154,6 +165,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		if err := render(io, o.Output, rows, groups, links, o.Watch, th, fac.Clock()); err != nil {
 			return err
 		}
+		*rendered = true
 		if !o.Watch {
 			if len(viol) > 0 {
 				return kerr.New(kerr.CheckFailed, "replication lag over threshold:\n  %s", strings.Join(viol, "\n  "))

@@ -4,7 +4,6 @@ package replicatecmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/httpapi"
 	"github.com/kmmproject/kmm/pkg/httpapi/replsource"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/replicator"
 )
 
@@ -136,25 +136,27 @@ __kmm_state on the target, refreshed every 5 s.`,
 }
 
 // Run runs `kmm replicate` until ctx ends or a signal arrives (then drains). With -o json a
-// failure is also one NDJSON event on stdout ({"type":"error",...}, the schema of the engine's
-// events), so a consumer of the event stream learns why it ended.
+// failure, an interruption included, is also one NDJSON event on stdout, the last: the
+// engine's event schema ({"type":"error","message":...}) and kmm's JSON error document
+// (output.ErrorDoc: "kind":"error", exit_code, class, cause, hint) in one record, so a consumer
+// of the event stream learns why it ended.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	err := run(ctx, o, fac)
-	if err != nil && o.Output == "json" && kerr.KindOf(err) != kerr.Interrupted {
-		enc := json.NewEncoder(fac.IO.Out)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(errorEvent{Time: fac.Clock().UTC(), Type: replicator.EvError, Message: err.Error(), Hint: kerr.HintOf(err)})
+	if err != nil && o.Output == "json" {
+		_ = output.WriteLine(fac.IO.Out, errorEvent{Time: fac.Clock().UTC(), Type: replicator.EvError, Message: err.Error(),
+			ErrorDoc: fac.ErrorDoc("kmm replicate", err)})
 	}
 	return err
 }
 
-// errorEvent is replicator.Event's schema for the error that ends the command, with its hint.
+// errorEvent is replicator.Event's schema for the error that ends the command, with kmm's JSON
+// error document's fields.
 type errorEvent struct {
 	Time    time.Time            `json:"time"`
 	Type    replicator.EventType `json:"type"`
 	Flow    string               `json:"flow"`
 	Message string               `json:"message"`
-	Hint    string               `json:"hint,omitempty"`
+	output.ErrorDoc
 }
 
 func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/iostreams"
+	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/verify"
 )
@@ -142,6 +143,27 @@ func writeJUnit(path string, reports []*verify.Report) error {
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
+	}
+	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+}
+
+// writeJUnitError writes the JUnit file of a run that failed before it had findings: one suite,
+// one failing test case named after the failure's class, its message the cause (the hint in the
+// text).
+func writeJUnitError(path string, err error, now time.Time) error {
+	class := strings.ReplaceAll(kerr.KindOf(err).String(), " ", "_")
+	text := err.Error()
+	if h := kerr.HintOf(err); h != "" {
+		text += "\nhint: " + h
+	}
+	doc := junitSuites{Name: "kmm verify", Tests: 1, Failures: 1, Suites: []junitSuite{{
+		Name: "kmm verify", Tests: 1, Failures: 1, Time: "0.000", Timestamp: now.UTC().Format(time.RFC3339),
+		Cases: []junitCase{{Name: "kmm verify did not run its checks (" + class + ")", Classname: "kmm.verify.error",
+			Failure: &junitFailure{Message: err.Error(), Type: class, Text: text}}},
+	}}}
+	b, xerr := xml.MarshalIndent(doc, "", "  ")
+	if xerr != nil {
+		return xerr
 	}
 	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
 }

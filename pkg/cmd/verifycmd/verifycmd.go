@@ -6,6 +6,7 @@ package verifycmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"runtime"
@@ -176,8 +177,24 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Run runs `kmm verify`.
+// Run runs `kmm verify`. With --junit, a run that fails before its report is written (a cluster
+// unreachable, a bad file or flag) writes a JUnit file whose one failing test case names the
+// cause, so that a CI job gating on the file does not read an empty or stale one.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
+	reported := false
+	err := run(ctx, o, fac, &reported)
+	if err != nil && o.JUnit != "" && !reported && !errors.Is(err, errJUnitPath) {
+		if werr := writeJUnitError(o.JUnit, err, fac.Clock()); werr != nil {
+			fmt.Fprintf(fac.IO.ErrOut, "kmm: --junit %s: %v\n", o.JUnit, werr)
+		}
+	}
+	return err
+}
+
+// errJUnitPath marks the error of a --junit file that cannot be written.
+var errJUnitPath = errors.New("--junit")
+
+func run(ctx context.Context, o *Options, fac *cmdutil.Factory, reported *bool) error {
 	if err := cmdutil.Validate(o); err != nil {
 		return err
 	}
@@ -193,7 +210,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		// Fail before reading a cluster when the report cannot be written.
 		fh, err := os.OpenFile(o.JUnit, os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
-			return kerr.New(kerr.Usage, "--junit: %v", err)
+			return kerr.Wrap(kerr.Usage, fmt.Errorf("%w: %v", errJUnitPath, err))
 		}
 		fh.Close()
 	}
@@ -240,6 +257,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		if err := writeJUnit(o.JUnit, reports); err != nil {
 			return err
 		}
+		*reported = true
 	}
 	failed := 0
 	for _, r := range reports {
