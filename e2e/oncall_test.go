@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,14 @@ import (
 
 // These tests need no test bed: they are what an on-call engineer meets with clusters that
 // refuse connections (nothing listens on 127.0.0.1:1) and with bad input.
+
+// fmtKnown prints a figure that may be null (not known).
+func fmtKnown(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
 
 func unreachableProps(t *testing.T) string {
 	t.Helper()

@@ -292,7 +292,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 			} `json:"items"`
 			Groups []struct {
 				Group       string `json:"group"`
-				WouldReread int64  `json:"failover_would_reread"`
+				WouldReread *int64 `json:"failover_would_reread"` // null: not known
 			} `json:"groups"`
 		}
 		if err := json.Unmarshal([]byte(r.Stdout), &lg); err != nil {
@@ -303,8 +303,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 			notOnT += it.LagRecords
 		}
 		for _, g := range lg.Groups {
-			if g.Group == group && g.WouldReread >= 0 {
-				reread += g.WouldReread
+			if g.Group == group && g.WouldReread != nil {
+				reread += *g.WouldReread
 			}
 		}
 		pf = readPage(t, ctx, "A->B")

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -146,6 +147,34 @@ func TestSilentClustersKeepTheBound(t *testing.T) {
 			if !strings.Contains(errOut, want) {
 				t.Errorf("%v: stderr lacks %q:\n%s", args[:1], want, errOut)
 			}
+		}
+	}
+}
+
+// kmm status with both clusters down knows no figure of the flow: the table shows "?" where it
+// showed 0 (LAG, PARTITIONS, TOPICS ON TARGET) or "never" (the ages), and JSON null (issue 35
+// item 6).
+func TestStatusUnknownWhenClustersDown(t *testing.T) {
+	f := pairFile(t, refusedPort(t), refusedPort(t))
+	io, _, stdout, _ := iostreams.Test()
+	if code := Run(context.Background(), []string{"kmm", "status", f, "--flow", "A->B"}, io); code != 4 {
+		t.Fatalf("exit %d, want 4", code)
+	}
+	lines := strings.Split(stdout.String(), "\n")
+	if f := strings.Fields(lines[1]); len(f) != 8 || f[0] != "A->B" || f[2] != "?" || f[3] != "?" || f[4] != "?" || f[5] != "?" || f[6] != "?" || f[7] != "?" {
+		t.Errorf("row %q, want ? for every figure\n%s", lines[1], stdout)
+	}
+	io, _, stdout, _ = iostreams.Test()
+	Run(context.Background(), []string{"kmm", "status", f, "--flow", "A->B", "-o", "json"}, io)
+	var env struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &env); err != nil || len(env.Items) != 1 {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	for _, k := range []string{"lag_records", "partitions", "topics_matched", "heartbeat_age_ms", "progress_age_ms", "checkpoint_age_ms", "replicators_alive"} {
+		if v, ok := env.Items[0][k]; !ok || v != nil {
+			t.Errorf("%s = %v (present %v), want null", k, v, ok)
 		}
 	}
 }

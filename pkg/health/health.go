@@ -25,10 +25,14 @@ type FlowStatus struct {
 	TargetErr         error
 	SelectedTopics    []string // on S (nil when S is unreachable)
 	MissingOnT        []string // selected topics whose remote topic does not exist on T
-	Lag               []lag.PartitionLag
-	StoredParts       int       // partitions with a stored position on T
-	LastProgress      time.Time // newest resume-position record for this source on T
-	LastHeartbeat     time.Time // newest heartbeat (S,T) on T
+	// TopicsListed: S's topics were listed (SelectedTopics is known); TargetListed: T's too
+	// (MissingOnT is known); LagKnown: Lag was computed. What is not known is reported as such
+	// (null, "?"), never as 0.
+	TopicsListed, TargetListed, LagKnown bool
+	Lag                                  []lag.PartitionLag
+	StoredParts                          int       // partitions with a stored position on T
+	LastProgress                         time.Time // newest resume-position record for this source on T
+	LastHeartbeat                        time.Time // newest heartbeat (S,T) on T
 	// DRState is the flow's state in __kmm_state (REPLICATING, FAILING_OVER, FAILED_OVER,
 	// FAILING_BACK; "" when it could not be read), DRDetail says since when and by whom, and
 	// Replicators counts live replicator leases.
@@ -95,24 +99,31 @@ type Limits struct {
 	MaxCheckpointAge time.Duration
 }
 
-// Report is the judgement of one flow, with the figures a person wants to see.
+// Report is the judgement of one flow, with the figures a person wants to see. A figure that
+// is not known (a cluster unreachable; the lag of a heartbeats-only flow, which copies nothing)
+// is nil: JSON null, "?" in the table, never 0.
 type Report struct {
 	Flow            string   `json:"flow"`
 	State           State    `json:"state"`
 	Reasons         []string `json:"reasons"`
 	SourceReachable bool     `json:"source_reachable"`
 	TargetReachable bool     `json:"target_reachable"`
-	TopicsMatched   int      `json:"topics_matched"`
-	TopicsMissing   int      `json:"topics_missing_on_target"`
-	Partitions      int      `json:"partitions"`
-	LagRecords      int64    `json:"lag_records"`
-	MaxLagSeconds   float64  `json:"max_lag_seconds"`
-	LostToRetention int64    `json:"lost_to_retention"`
-	HeartbeatAgeMs  int64    `json:"heartbeat_age_ms"`   // -1: none seen
-	ProgressAgeMs   int64    `json:"progress_age_ms"`    // -1: none stored
-	CheckpointAgeMs int64    `json:"checkpoint_age_ms"`  // newest checkpoint of any group; -1: none
-	DRState         string   `json:"dr_state,omitempty"` // the flow's state in __kmm_state
-	Replicators     int      `json:"replicators_alive"`  // live `kmm replicate` leases of the flow
+	TopicsMatched   *int     `json:"topics_matched"`           // nil: the source's topics are not known
+	TopicsMissing   *int     `json:"topics_missing_on_target"` // nil: the target's topics are not known
+	Partitions      *int     `json:"partitions"`
+	LagRecords      *int64   `json:"lag_records"`
+	MaxLagSeconds   *float64 `json:"max_lag_seconds"` // nil also when records wait whose age is not known
+	LostToRetention *int64   `json:"lost_to_retention"`
+	// The ages are -1 when there is none on the target (never), nil when not known (the target
+	// unreachable).
+	HeartbeatAgeMs  *int64 `json:"heartbeat_age_ms"`
+	ProgressAgeMs   *int64 `json:"progress_age_ms"`
+	CheckpointAgeMs *int64 `json:"checkpoint_age_ms"`  // newest checkpoint of any group
+	DRState         string `json:"dr_state,omitempty"` // the flow's state in __kmm_state
+	// HeartbeatsOnly: the flow is disabled and runs for heartbeats only (MM2's herder): it
+	// copies nothing, so it has no topics, lag or progress (null, "-" in the table).
+	HeartbeatsOnly bool `json:"heartbeats_only,omitempty"`
+	Replicators    *int `json:"replicators_alive"` // live `kmm replicate` leases of the flow; nil: not known
 	// RateLimit is the flow's rate limit in bytes per second (0, omitted: none): the one the
 	// running replicator reports (--endpoint), else the file's; RateLimitFrom says which
 	// ("endpoint", "file"); ThrottledSeconds is how long the replicator's pipelines waited for it
@@ -145,10 +156,39 @@ func human(ms int64) string {
 
 // Evaluate judges one flow.
 func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
-	r := Report{Flow: s.Flow, State: OK, SourceReachable: s.SourceErr == nil, TargetReachable: s.TargetErr == nil,
-		TopicsMatched: len(s.SelectedTopics), TopicsMissing: len(s.MissingOnT), Partitions: len(s.Lag),
-		HeartbeatAgeMs: age(now, s.LastHeartbeat), ProgressAgeMs: age(now, s.LastProgress), CheckpointAgeMs: -1, Reasons: []string{},
-		DRState: s.DRState, Replicators: s.Replicators, Workers: s.Workers}
+	r := Report{Flow: s.Flow, State: OK, SourceReachable: s.SourceErr == nil, TargetReachable: s.TargetErr == nil, Reasons: []string{},
+		DRState: s.DRState, Workers: s.Workers, HeartbeatsOnly: !s.Enabled}
+	hbAge, progAge := age(now, s.LastHeartbeat), age(now, s.LastProgress)
+	var lagRecords, lost int64
+	var maxLagSec float64
+	ageUnknown := false
+	for _, l := range s.Lag {
+		lagRecords += l.LagRecords
+		lost += l.LostToRetention
+		if l.LagRecords > 0 && l.LagSeconds < 0 {
+			ageUnknown = true
+		}
+		maxLagSec = max(maxLagSec, l.LagSeconds)
+	}
+	// The figures, where known.
+	if s.SourceErr == nil && s.TopicsListed {
+		r.TopicsMatched = ptr(len(s.SelectedTopics))
+		if s.TargetErr == nil && s.TargetListed {
+			r.TopicsMissing = ptr(len(s.MissingOnT))
+		}
+	}
+	if s.LagKnown && s.SourceErr == nil && s.TargetErr == nil {
+		r.Partitions, r.LagRecords, r.LostToRetention = ptr(len(s.Lag)), ptr(lagRecords), ptr(lost)
+		if !ageUnknown {
+			r.MaxLagSeconds = ptr(maxLagSec)
+		}
+	}
+	if s.TargetErr == nil {
+		r.HeartbeatAgeMs, r.Replicators = ptr(hbAge), ptr(s.Replicators)
+		if s.Enabled {
+			r.ProgressAgeMs = ptr(progAge)
+		}
+	}
 	if s.RateLimit > 0 {
 		r.RateLimit, r.RateLimitFrom = s.RateLimit, "file"
 	}
@@ -164,7 +204,9 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 			newestCk = g.LastCheckpoint
 		}
 	}
-	r.CheckpointAgeMs = age(now, newestCk)
+	if s.TargetErr == nil {
+		r.CheckpointAgeMs = ptr(age(now, newestCk))
+	}
 	worse := func(st State, format string, args ...any) {
 		if st == Down || (st == Degraded && r.State.Healthy()) {
 			r.State = st
@@ -221,15 +263,10 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 	}
 	if s.SourceErr != nil {
 		msg := "source cluster %s (%s) is unreachable: %s"
-		if s.TargetErr == nil && r.ProgressAgeMs >= 0 {
-			msg += fmt.Sprintf("; %s last stored progress %s ago", s.Target, human(r.ProgressAgeMs))
+		if s.TargetErr == nil && progAge >= 0 {
+			msg += fmt.Sprintf("; %s last stored progress %s ago", s.Target, human(progAge))
 		}
 		worse(Down, msg, s.Source, s.SourceBoot, cluster.Cause(s.SourceErr))
-	}
-	for _, l := range s.Lag {
-		r.LagRecords += l.LagRecords
-		r.MaxLagSeconds = max(r.MaxLagSeconds, l.LagSeconds)
-		r.LostToRetention += l.LostToRetention
 	}
 	if s.Heartbeats && s.TargetErr == nil {
 		maxHB := lim.MaxHeartbeatAge
@@ -237,10 +274,10 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 			maxHB = max(time.Minute, 10*s.HeartbeatInterval)
 		}
 		switch {
-		case r.HeartbeatAgeMs < 0:
+		case hbAge < 0:
 			worse(Degraded, "no heartbeat from %s on %s yet (is `kmm replicate` or MM2 running for this flow?)", s.Flow, s.Target)
-		case time.Duration(r.HeartbeatAgeMs)*time.Millisecond > maxHB:
-			worse(Degraded, "no heartbeat from %s for %s", s.Flow, human(r.HeartbeatAgeMs))
+		case time.Duration(hbAge)*time.Millisecond > maxHB:
+			worse(Degraded, "no heartbeat from %s for %s", s.Flow, human(hbAge))
 		}
 	}
 	if !s.Enabled || s.SourceErr != nil || s.TargetErr != nil {
@@ -249,25 +286,25 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 	if len(s.MissingOnT) > 0 {
 		worse(Degraded, "%d topic(s) not yet on %s: %s", len(s.MissingOnT), s.Target, list(s.MissingOnT))
 	}
-	if r.LostToRetention > 0 {
+	if lost > 0 {
 		n := 0
 		for _, l := range s.Lag {
 			if l.LostToRetention > 0 {
 				n++
 			}
 		}
-		worse(Degraded, "%d partition(s) lost %d record(s) to retention on %s before they were replicated", n, r.LostToRetention, s.Source)
+		worse(Degraded, "%d partition(s) lost %d record(s) to retention on %s before they were replicated", n, lost, s.Source)
 	}
 	maxProg := lim.MaxProgressAge
 	if maxProg <= 0 {
 		maxProg = max(2*time.Minute, 10*s.FlushInterval)
 	}
-	if r.LagRecords > 0 {
+	if lagRecords > 0 {
 		switch {
-		case r.ProgressAgeMs < 0:
-			worse(Degraded, "%d record(s) wait and no progress is stored on %s (is `kmm replicate` running?)", r.LagRecords, s.Target)
-		case time.Duration(r.ProgressAgeMs)*time.Millisecond > maxProg:
-			worse(Degraded, "no progress for %s while %d record(s) wait", human(r.ProgressAgeMs), r.LagRecords)
+		case progAge < 0:
+			worse(Degraded, "%d record(s) wait and no progress is stored on %s (is `kmm replicate` running?)", lagRecords, s.Target)
+		case time.Duration(progAge)*time.Millisecond > maxProg:
+			worse(Degraded, "no progress for %s while %d record(s) wait", human(progAge), lagRecords)
 		}
 	}
 	if s.Checkpoints {
@@ -287,11 +324,13 @@ func Evaluate(s FlowStatus, now time.Time, lim Limits) Report {
 			}
 		}
 	}
-	if lim.MaxLagRecords > 0 && r.LagRecords > lim.MaxLagRecords {
-		worse(Degraded, "%d records behind (limit %d)", r.LagRecords, lim.MaxLagRecords)
+	if lim.MaxLagRecords > 0 && lagRecords > lim.MaxLagRecords {
+		worse(Degraded, "%d records behind (limit %d)", lagRecords, lim.MaxLagRecords)
 	}
 	return r
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func list(s []string) string {
 	if len(s) > 5 {

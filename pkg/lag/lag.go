@@ -4,6 +4,8 @@
 package lag
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -34,15 +36,18 @@ type PartitionLag struct {
 	SourceEnd   int64  `json:"source_end_offset"`
 	Next        int64  `json:"next_offset"` // next source offset not known to be on the target
 	// NextMax is the furthest the true next offset can be (== Next when Exact).
-	NextMax    int64   `json:"next_offset_max"`
-	LagRecords int64   `json:"lag_records"`
-	LagSeconds float64 `json:"lag_seconds"` // age of the oldest unreplicated record
-	Started    bool    `json:"started"`     // a record of the partition is on T (or a position is stored)
+	NextMax    int64 `json:"next_offset_max"`
+	LagRecords int64 `json:"lag_records"`
+	// LagSeconds is the age of the oldest unreplicated record: 0 when none waits, -1 when
+	// records wait and its timestamp could not be read (JSON null: not known, never 0).
+	LagSeconds float64 `json:"lag_seconds"`
+	Started    bool    `json:"started"` // a record of the partition is on T (or a position is stored)
 	// LagRecordsMin is the smallest the lag can be when the position is an estimate (==
 	// LagRecords when exact): LagRecords records are not known to be on T, at least
 	// LagRecordsMin are not.
 	LagRecordsMin int64 `json:"lag_records_min"`
 	// Exact, PositionSource and AsOf say how the position (Next) is known: see ReplicatedPosition.
+	// AsOf is zero when not known (JSON null).
 	Exact          bool      `json:"exact"`
 	PositionSource string    `json:"position_source"`
 	AsOf           time.Time `json:"as_of"`
@@ -87,6 +92,7 @@ func Compute(ins []PartitionInput, now time.Time) []PartitionLag {
 			if pos.Max >= from {
 				r.LagRecordsMin = max(0, in.SourceEnd-pos.Max)
 			}
+			r.LagSeconds = -1 // records wait: their age is not known without the oldest one's timestamp
 			if in.OldestUnreplicatedMs > 0 {
 				r.LagSeconds = max(0, float64(now.UnixMilli()-in.OldestUnreplicatedMs)/1000)
 			}
@@ -107,6 +113,47 @@ func Compute(ins []PartitionInput, now time.Time) []PartitionLag {
 		return a.Partition < b.Partition
 	})
 	return out
+}
+
+// MarshalJSON writes what is not known as null, never as a number: lag_seconds (-1 inside) and
+// as_of (zero inside).
+func (r PartitionLag) MarshalJSON() ([]byte, error) {
+	type plain PartitionLag
+	var asOf *time.Time
+	if !r.AsOf.IsZero() {
+		asOf = &r.AsOf
+	}
+	return marshal(struct {
+		plain
+		LagSeconds *float64   `json:"lag_seconds"`
+		AsOf       *time.Time `json:"as_of"`
+	}{plain(r), knownFloat(r.LagSeconds), asOf})
+}
+
+// marshal is json.Marshal without HTML escaping (flows are named "A->B").
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// Known is n, or nil when n is negative (the -1 of a figure that is not known): JSON null.
+func Known(n int64) *int64 {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
+
+func knownFloat(f float64) *float64 {
+	if f < 0 {
+		return nil
+	}
+	return &f
 }
 
 // Thresholds are the limits of `--max-lag-records` and `--max-lag-time` (zero: off).
@@ -154,14 +201,27 @@ type GroupLag struct {
 	Topic       string `json:"topic"`
 	RemoteTopic string `json:"remote_topic"`
 	Partition   int32  `json:"partition"`
-	LagOnSource int64  `json:"lag_on_source"` // -1 unknown
-	LagOnTarget int64  `json:"lag_on_target"` // from the translated offset; -1 unknown
+	LagOnSource int64  `json:"lag_on_source"` // -1 unknown (JSON null)
+	LagOnTarget int64  `json:"lag_on_target"` // from the translated offset; -1 unknown (JSON null)
 	// If the group failed over now: records it would read again (the translation's bound), and
 	// records it has not read yet that are not on the target (lost if the source is lost).
 	WouldReread int64 `json:"failover_would_reread"` // -1 unknown
 	CouldMiss   int64 `json:"failover_could_miss"`   // -1 unknown
 	// CouldMissMin is the least it can be when the replicated position is an estimate.
 	CouldMissMin int64 `json:"failover_could_miss_min"`
+}
+
+// MarshalJSON writes the figures that are not known (-1 inside) as null.
+func (g GroupLag) MarshalJSON() ([]byte, error) {
+	type plain GroupLag
+	return marshal(struct {
+		plain
+		LagOnSource  *int64 `json:"lag_on_source"`
+		LagOnTarget  *int64 `json:"lag_on_target"`
+		WouldReread  *int64 `json:"failover_would_reread"`
+		CouldMiss    *int64 `json:"failover_could_miss"`
+		CouldMissMin *int64 `json:"failover_could_miss_min"`
+	}{plain(g), Known(g.LagOnSource), Known(g.LagOnTarget), Known(g.WouldReread), Known(g.CouldMiss), Known(g.CouldMissMin)})
 }
 
 // ComputeGroups turns group inputs into rows, worst first.

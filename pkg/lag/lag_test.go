@@ -17,7 +17,8 @@ func TestCompute(t *testing.T) {
 	want := []PartitionLag{
 		{Flow: "A->B", Topic: "t", RemoteTopic: "A.t", Partition: 1, SourceEnd: 100, Next: 50, NextMax: 100, LagRecords: 50, LagSeconds: 60, Started: true, PositionSource: FromProgress},
 		{Flow: "A->B", Topic: "u", RemoteTopic: "A.u", Partition: 0, SourceEnd: 30, Next: 10, NextMax: 30, LagRecords: 20, LagSeconds: 10, PositionSource: FromNone},
-		{Flow: "A->B", Topic: "v", RemoteTopic: "A.v", Partition: 0, SourceEnd: 90, Next: 20, NextMax: 90, LagRecords: 10, Started: true, LostToRetention: 60, PositionSource: FromProgress},
+		// records wait and the oldest one's timestamp is not known: -1 (JSON null), never 0
+		{Flow: "A->B", Topic: "v", RemoteTopic: "A.v", Partition: 0, SourceEnd: 90, Next: 20, NextMax: 90, LagRecords: 10, LagSeconds: -1, Started: true, LostToRetention: 60, PositionSource: FromProgress},
 		{Flow: "A->B", Topic: "t", RemoteTopic: "A.t", Partition: 0, SourceEnd: 100, Next: 100, NextMax: 100, Started: true, Exact: true, PositionSource: FromProgress},
 	}
 	if !reflect.DeepEqual(rows, want) {

@@ -185,6 +185,7 @@ func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow, live L
 		st.SourceErr = err
 		return st
 	}
+	st.TopicsListed = true
 	for t := range ts {
 		if f.Selected(t) {
 			st.SelectedTopics = append(st.SelectedTopics, t)
@@ -193,6 +194,7 @@ func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow, live L
 	slices.Sort(st.SelectedTopics)
 	if tgt != nil {
 		if tts, err := tgt.ListTopics(ctx); err == nil {
+			st.TargetListed = true
 			for _, t := range st.SelectedTopics {
 				if _, ok := tts[f.RemoteTopic(t)]; !ok {
 					st.MissingOnT = append(st.MissingOnT, t)
@@ -200,7 +202,7 @@ func flowStatus(ctx context.Context, opener cluster.Opener, f *flow.Flow, live L
 			}
 		}
 		if rows, err := LagLive(ctx, opener, []*flow.Flow{f}, nil, live); err == nil {
-			st.Lag = rows
+			st.Lag, st.LagKnown = rows, true
 		}
 	}
 	return st

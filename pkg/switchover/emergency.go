@@ -14,6 +14,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/snapshot"
 )
@@ -41,8 +42,41 @@ type RPORow struct {
 	// have received after SourceEnd was confirmed (its write rate over the snapshot's window times
 	// the time from that confirmation to the source's last sign of life): an estimate of the
 	// most it can be. Equal when nothing suggests more.
+	// Both are -1 (JSON null) when the partition's end is not known.
 	RPORecords    int64 `json:"rpo_records"`
 	RPORecordsMax int64 `json:"rpo_records_max"`
+}
+
+// MarshalJSON writes what is not known (-1 inside) as null, never as a number.
+func (r RPORow) MarshalJSON() ([]byte, error) {
+	type plain RPORow
+	return marshalNoEscape(struct {
+		plain
+		SourceEnd     *int64 `json:"source_end"`
+		SnapshotEnd   *int64 `json:"source_end_snapshot"`
+		SnapshotAgeMs *int64 `json:"snapshot_age_ms"`
+		RPORecords    *int64 `json:"rpo_records"`
+		RPORecordsMax *int64 `json:"rpo_records_max"`
+	}{plain(r), lag.Known(r.SourceEnd), lag.Known(r.SnapshotEnd), lag.Known(r.SnapshotAgeMs), lag.Known(r.RPORecords), lag.Known(r.RPORecordsMax)})
+}
+
+// RPOTotals are the sums over the rows whose loss is known: the loss known (at least) and the
+// estimate of the most; both nil when no row's is known.
+func RPOTotals(rows []RPORow) (known, most *int64) {
+	var lo, hi int64
+	n := 0
+	for _, r := range rows {
+		if r.RPORecords < 0 {
+			continue
+		}
+		n++
+		lo += r.RPORecords
+		hi += max(r.RPORecordsMax, r.RPORecords)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return &lo, &hi
 }
 
 // Emergency is an emergency failover (the source is down): the Failover to plan, with what the
@@ -181,7 +215,7 @@ func PrepareEmergency(ctx context.Context, env Env, req FailoverRequest, tgt clu
 	}
 	e.RPORows, e.RPOTotal = rows, total
 	for _, r := range rows {
-		e.RPOTotalMax += r.RPORecordsMax
+		e.RPOTotalMax += max(r.RPORecordsMax, 0)
 	}
 	{
 		var problems []string
@@ -280,7 +314,11 @@ func (e *Emergency) RPO(ctx context.Context) ([]RPORow, int64, error) {
 			r.SourceEnd, r.SourceEndHow = ev.offset, "checkpoint of group "+ev.group+" (it read up to there)"
 		}
 		if r.SourceEnd < 0 {
+			// Nothing says where the partition ended: its loss is not known (never 0).
 			r.SourceEndHow = "not known (no end-offset snapshot, no checkpoint)"
+			r.RPORecords, r.RPORecordsMax = -1, -1
+			rows = append(rows, r)
+			continue
 		}
 		r.RPORecords = max(0, r.SourceEnd-p.Next)
 		r.RPORecordsMax = r.RPORecords

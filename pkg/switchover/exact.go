@@ -1,15 +1,18 @@
 package switchover
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
+	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/offsetmap"
 	"github.com/kmmproject/kmm/pkg/offsetsync"
 )
@@ -42,7 +45,8 @@ type ExactOffset struct {
 	// Exact: the record at TargetOffset on the target is the copy of the record at SourceOffset
 	// on the source (or both are at the end): 0 re-read, 0 skipped.
 	Exact bool `json:"exact"`
-	// Rereads bounds the records the group reads again on the target (0 when exact, -1 unknown).
+	// Rereads bounds the records the group reads again on the target (0 when exact, -1 unknown:
+	// JSON null).
 	Rereads int64 `json:"rereads"`
 	// Skips is always 0: translation never moves past a record the group has not read.
 	Skips int64 `json:"skips"`
@@ -50,6 +54,26 @@ type ExactOffset struct {
 	// yet (0: not ahead).
 	Ahead int64  `json:"ahead_of_replication,omitempty"`
 	Why   string `json:"why"`
+}
+
+// MarshalJSON writes re-reads that are not known (-1 inside) as null, never as a number.
+func (e ExactOffset) MarshalJSON() ([]byte, error) {
+	type plain ExactOffset
+	return marshalNoEscape(struct {
+		plain
+		Rereads *int64 `json:"rereads"`
+	}{plain(e), lag.Known(e.Rereads)})
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping (kmm's JSON documents keep "->").
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 type digest [16]byte

@@ -408,8 +408,10 @@ func (s *state) progress(ctx context.Context) {
 	th := s.o.Thresholds
 	need := map[cluster.TP]int64{}
 	for _, p := range s.parts {
-		if p.hasRemote && p.next() >= p.srcStart && p.next() < p.srcEnd {
-			need[p.tp] = p.next()
+		// The oldest record not copied: at the replicated position, or at the log start when
+		// retention deleted records before they were copied.
+		if from := max(p.next(), p.srcStart); p.hasRemote && from < p.srcEnd {
+			need[p.tp] = from
 		}
 	}
 	oldest := cluster.Timestamps(ctx, s.src, need)
@@ -450,19 +452,29 @@ func (s *state) progress(ctx context.Context) {
 			recs = 0
 		}
 		var age time.Duration
-		if ms, ok := oldest[p.tp]; ok && recs > 0 {
+		ms, ageKnown := oldest[p.tp]
+		if ageKnown && recs > 0 {
 			age = s.now.Sub(time.UnixMilli(ms)).Round(time.Millisecond)
 		}
+		ageKnown = ageKnown || recs == 0
 		lg.Counts["lag_records"] = recs
-		lg.Counts["lag_ms"] = age.Milliseconds()
+		if ageKnown {
+			lg.Counts["lag_ms"] = age.Milliseconds() // absent when not known, never 0
+		}
 		lg.Status, lg.Reason = OK, fmt.Sprintf("%d record(s) behind", recs)
-		if recs > 0 && age > 0 {
+		switch {
+		case !ageKnown:
+			lg.Reason += ", the oldest one's age is not known (its timestamp could not be read)"
+		case recs > 0 && age > 0:
 			lg.Reason += fmt.Sprintf(", oldest %s old", age)
 		}
-		if th.MaxLagRecords > 0 && recs > th.MaxLagRecords {
+		switch {
+		case th.MaxLagRecords > 0 && recs > th.MaxLagRecords:
 			lg.Status, lg.Reason = Fail, lg.Reason+fmt.Sprintf(" (over --max-lag-records %d)", th.MaxLagRecords)
-		} else if th.MaxLagTime > 0 && age > th.MaxLagTime {
+		case th.MaxLagTime > 0 && age > th.MaxLagTime:
 			lg.Status, lg.Reason = Fail, lg.Reason+fmt.Sprintf(" (over --max-lag-time %s)", th.MaxLagTime)
+		case th.MaxLagTime > 0 && !ageKnown:
+			lg.Status, lg.Reason = Warn, lg.Reason+fmt.Sprintf(" (--max-lag-time %s could not be checked)", th.MaxLagTime)
 		}
 		s.add(lg)
 	}

@@ -36,7 +36,7 @@ type Evidence struct {
 	RTOMillis    int64     // -1: not reached
 	RTONote      string
 	RPO          []RPOLine
-	RPOTotal     int64
+	RPOTotal     *int64 // nil: not known (not measured, or nothing says where the source ended)
 	RPONote      string
 	Translations []switchover.ExactOffset
 	// TranslationColumns name the translations' topic and offset columns (nil: failover's,
@@ -49,7 +49,8 @@ type Evidence struct {
 	Notes []string
 }
 
-// RPOLine is one source partition's loss (or, in a rehearsal, predicted loss).
+// RPOLine is one source partition's loss (or, in a rehearsal, predicted loss); SourceEnd and
+// Records are -1 when not known ("?").
 type RPOLine struct {
 	Topic      string
 	Partition  int32
@@ -57,6 +58,14 @@ type RPOLine struct {
 	Replicated int64
 	How        string
 	Records    int64
+}
+
+// known is n, or "?" when it is not known (-1).
+func known(n int64) string {
+	if n < 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }
 
 func cell(s string) string {
@@ -137,7 +146,11 @@ func RenderEvidence(w io.Writer, e *Evidence) error {
 	} else if e.RTONote != "" {
 		row(&b, "RTO", e.RTONote)
 	}
-	row(&b, "RPO", fmt.Sprintf("%d record(s) (%s)", e.RPOTotal, e.RPONote))
+	if e.RPOTotal != nil {
+		row(&b, "RPO", fmt.Sprintf("%d record(s) (%s)", *e.RPOTotal, e.RPONote))
+	} else {
+		row(&b, "RPO", "? ("+e.RPONote+")")
+	}
 
 	if len(e.Gates) > 0 {
 		fmt.Fprintf(&b, "\n## Preflight gates\n\n")
@@ -181,7 +194,7 @@ func RenderEvidence(w io.Writer, e *Evidence) error {
 	}
 	if len(e.RPO) > 0 {
 		for _, l := range e.RPO {
-			row(&b, l.Topic, l.Partition, l.SourceEnd, l.Replicated, l.How, l.Records)
+			row(&b, l.Topic, l.Partition, known(l.SourceEnd), l.Replicated, l.How, known(l.Records))
 		}
 	}
 	if len(e.CkAges) > 0 {
@@ -208,7 +221,7 @@ func RenderEvidence(w io.Writer, e *Evidence) error {
 				how = "bound"
 			}
 			if t.Rereads < 0 {
-				rr = "unknown"
+				rr = "?"
 			}
 			row(&b, t.Group, t.Topic, t.Partition, t.RemoteTopic, t.SourceOffset, t.TargetOffset, how, rr, t.Skips, t.Why)
 		}

@@ -29,7 +29,8 @@ func evidenceFixture() *Evidence {
 		{ID: "commit-offsets/billing", Kind: switchover.KindCommitTranslated, Cluster: "B", Outcome: plan.Applied, Started: at(1600), Finished: at(1650),
 			Numbers: map[string]int64{"partitions": 2, "exact": 1, "rereads_max": 3, "skips": 0}},
 	}}
-	return &Evidence{Mode: "planned", Flow: "A->B", Source: "A", Target: "B", By: "alice@ops-1", KMM: "1.2.3", Started: t0, Generated: *at(2000),
+	var drained int64
+	return &Evidence{RPOTotal: &drained, Mode: "planned", Flow: "A->B", Source: "A", Target: "B", By: "alice@ops-1", KMM: "1.2.3", Started: t0, Generated: *at(2000),
 		Confirmation: "--yes", Plan: p, Run: run, RTOMillis: 1650, RTONote: "start to the last group commit: consumers may resume on B",
 		RPO:     []RPOLine{{Topic: "orders", Partition: 0, SourceEnd: 100, Replicated: 100, How: "drained (exact)"}, {Topic: "orders", Partition: 1, SourceEnd: 80, Replicated: 80, How: "drained (exact)"}},
 		RPONote: "drained: every source record is on B",
@@ -42,6 +43,25 @@ func evidenceFixture() *Evidence {
 		Notes:  []string{"a note\nover two lines"},
 		Gates: switchover.Gates{{Name: "flow-state", Verdict: switchover.Pass}, {Name: "groups-inactive", Verdict: switchover.Overridden, Override: "--force",
 			Problems: []string{"group billing has 1 member(s) on B: stop its consumers first"}}},
+	}
+}
+
+// What a report does not know is "?", never 0: the RPO of a failover that did not reach the
+// cut, a partition whose source end is not known, re-reads that are not known.
+func TestEvidenceUnknownIsNotZero(t *testing.T) {
+	e := evidenceFixture()
+	e.RPOTotal, e.RPONote = nil, "not measured: the failover did not reach the cut"
+	e.RPO = []RPOLine{{Topic: "orders", Partition: 0, SourceEnd: -1, Replicated: 40, How: "not known", Records: -1}}
+	e.Translations[1].Rereads = -1
+	var b bytes.Buffer
+	if err := RenderEvidence(&b, e); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"| RPO | ? (not measured: the failover did not reach the cut) |", "| orders | 0 | ? | 40 | not known | ? |",
+		"| billing | orders | 1 | A.orders | 70 | 71 | bound | ? | 0 |"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, b.String())
+		}
 	}
 }
 

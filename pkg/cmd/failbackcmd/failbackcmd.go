@@ -262,7 +262,8 @@ func evidence(o *Options, f *flow.Flow, fac *cmdutil.Factory, start time.Time, b
 			ev.RPO = append(ev.RPO, drshared.RPOLine{Topic: r.Topic, Partition: r.Partition, SourceEnd: r.To, Replicated: r.From, How: "stranded: " + fate, Records: r.Records})
 		}
 	}
-	ev.RPOTotal = env.StrandedRecords
+	stranded := env.StrandedRecords // counted by the preflight: known
+	ev.RPOTotal = &stranded
 	ev.RPONote = fmt.Sprintf("stranded: written on %s after the last record that reached %s before the cut; --stranded %s: %s", f.Source, f.Target, o.Stranded, fate)
 	if env.RemoteWritesRecords > 0 {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("not copied back: %d record(s) written on %s into remote topics after the cut (MM2's cycle rule)", env.RemoteWritesRecords, f.Target))

@@ -22,11 +22,11 @@ type emergencyEnvelope struct {
 	RPO       []switchover.RPORow `json:"rpo"`
 	// RPOTotal (= RPOMin): records known to be on the source and not on the target; RPOMax the
 	// estimate of the most it can be; RPOAgeMs how old the freshest knowledge of the source's
-	// end is (-1: none).
-	RPOTotal int64 `json:"rpo_records"`
-	RPOMin   int64 `json:"rpo_records_min"`
-	RPOMax   int64 `json:"rpo_records_max"`
-	RPOAgeMs int64 `json:"rpo_age_ms"`
+	// end is. Each is null when not known (nothing says where any partition ended), never 0.
+	RPOTotal *int64 `json:"rpo_records"`
+	RPOMin   *int64 `json:"rpo_records_min"`
+	RPOMax   *int64 `json:"rpo_records_max"`
+	RPOAgeMs *int64 `json:"rpo_age_ms"`
 	// CheckpointAges: the --max-checkpoint-age gate's view of each group (when the gate is set).
 	CheckpointAges []switchover.CheckpointAge `json:"checkpoint_ages,omitempty"`
 }
@@ -67,15 +67,12 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 	ex := &plan.Executor{Journal: journal, Actions: e.Actions()}
 	applied, err := cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
 	env := emergencyEnvelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(), Items: e.Translated()},
-		Plan: p, Gates: gates, RPO: e.RPORows, RPOTotal: e.RPOTotal, RPOMin: e.RPOTotal, RPOMax: e.RPOTotalMax, RPOAgeMs: -1, CheckpointAges: e.CkAges}
+		Plan: p, Gates: gates, RPO: e.RPORows, CheckpointAges: e.CkAges}
 	if applied != nil && applied.Report != nil {
 		env.Report = applied.Report
 		// After the replicator stopped, its final progress makes the RPO exact.
-		if r2, t2, rerr := e.RPO(ctx); rerr == nil {
-			env.RPO, env.RPOTotal, env.RPOMin, env.RPOMax = r2, t2, t2, 0
-			for _, r := range r2 {
-				env.RPOMax += r.RPORecordsMax
-			}
+		if r2, _, rerr := e.RPO(ctx); rerr == nil {
+			env.RPO = r2
 		} else {
 			fmt.Fprintf(ios.ErrOut, "kmm: re-reading the replicated positions after the stop: %v (the RPO is the one before it)\n", rerr)
 		}
@@ -86,16 +83,18 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 	if env.RTOMillis > 0 {
 		ev.RTOMillis, ev.RTONote = env.RTOMillis, "start to the last group commit: consumers may resume on "+f.Target
 	}
+	env.RPOTotal, env.RPOMax = switchover.RPOTotals(env.RPO)
+	env.RPOMin = env.RPOTotal
 	ev.Translations, ev.CkAges, ev.RPOTotal = e.Translated(), e.CkAges, env.RPOTotal
 	for _, r := range env.RPO {
-		if r.SnapshotAgeMs >= 0 && (env.RPOAgeMs < 0 || r.SnapshotAgeMs < env.RPOAgeMs) {
-			env.RPOAgeMs = r.SnapshotAgeMs
+		if r.SnapshotAgeMs >= 0 && (env.RPOAgeMs == nil || r.SnapshotAgeMs < *env.RPOAgeMs) {
+			env.RPOAgeMs = &r.SnapshotAgeMs
 		}
 	}
 	ev.RPONote = rpoNote(f.Source, f.Target, env.RPOMin, env.RPOMax, env.RPOAgeMs)
 	for _, r := range env.RPO {
 		ev.RPO = append(ev.RPO, drshared.RPOLine{Topic: r.Topic, Partition: r.Partition, SourceEnd: r.SourceEnd, Replicated: r.Replicated,
-			How: fmt.Sprintf("source end: %s, %s old; replicated: %s; at most %d", r.SourceEndHow, age(r.SnapshotAgeMs), r.ReplicatedSource, r.RPORecordsMax), Records: r.RPORecords})
+			How: fmt.Sprintf("source end: %s, %s old; replicated: %s; at most %s", r.SourceEndHow, age(r.SnapshotAgeMs), r.ReplicatedSource, count(r.RPORecordsMax)), Records: r.RPORecords})
 	}
 	if e.Ends == nil {
 		ev.Notes = append(ev.Notes, "no source end-offset snapshot on "+f.Target+": the RPO is not known (--accept-loss)")
@@ -120,7 +119,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 			end = fmt.Sprint(r.SourceEnd)
 		}
 		cells = append(cells, []string{r.Topic, fmt.Sprint(r.Partition), end, r.SourceEndHow, age(r.SnapshotAgeMs), fmt.Sprint(r.Replicated), r.ReplicatedSource,
-			fmt.Sprint(r.RPORecords), fmt.Sprint(r.RPORecordsMax)})
+			count(r.RPORecords), count(r.RPORecordsMax)})
 	}
 	if terr := output.Table(ios.Out, []string{"TOPIC", "PARTITION", "SOURCE END", "HOW KNOWN", "AGE", "REPLICATED", "HOW KNOWN", "RPO RECORDS", "AT MOST"}, cells); terr != nil && err == nil {
 		err = terr
@@ -130,16 +129,28 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 }
 
 // rpoNote words an emergency failover's RPO: the records known lost, the estimate of the most,
-// and how old the knowledge of the source's end is.
-func rpoNote(src, tgt string, lo, hi, ageMs int64) string {
-	if ageMs < 0 && lo == 0 {
+// and how old the knowledge of the source's end is (nil: not known).
+func rpoNote(src, tgt string, lo, hi, ageMs *int64) string {
+	if lo == nil {
 		return fmt.Sprintf("not known: nothing on %s says where %s's partitions ended (no end-offset snapshot, no checkpoint)", tgt, src)
 	}
-	s := fmt.Sprintf("%d record(s) known written on %s and not on %s (its end known as of %s before the cut)", lo, src, tgt, age(ageMs))
-	if hi > lo {
-		s += fmt.Sprintf("; at most about %d with what %s may have received after that, at its recent write rate", hi, src)
+	when := "as of ? before the cut: from checkpoints, no end-offset snapshot"
+	if ageMs != nil {
+		when = "as of " + age(*ageMs) + " before the cut"
+	}
+	s := fmt.Sprintf("%d record(s) known written on %s and not on %s (its end known %s)", *lo, src, tgt, when)
+	if hi != nil && *hi > *lo {
+		s += fmt.Sprintf("; at most about %d with what %s may have received after that, at its recent write rate", *hi, src)
 	}
 	return s
+}
+
+// count is n, or "?" when it is not known (-1).
+func count(n int64) string {
+	if n < 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }
 
 // age words a duration in milliseconds for a table ("?" when unknown).

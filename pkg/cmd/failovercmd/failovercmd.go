@@ -136,8 +136,9 @@ type envelope struct {
 	Gates  switchover.Gates `json:"gates"`
 	// RTOMillis: from the command's start to the last group commit ("consumers may resume").
 	RTOMillis int64 `json:"rto_ms,omitempty"`
-	// RPORecords: records written on the source and not on the target at the cut (planned: 0).
-	RPORecords int64 `json:"rpo_records"`
+	// RPORecords: records written on the source and not on the target at the cut (planned: 0,
+	// drained); null when the failover did not reach the cut (a dry run, a refusal, a failure).
+	RPORecords *int64 `json:"rpo_records"`
 }
 
 // request is the failover the options ask for, of flow f.
@@ -234,6 +235,8 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			ev.RPO = append(ev.RPO, drshared.RPOLine{Topic: c.Source.Topic, Partition: c.Source.Partition, SourceEnd: c.SourceEnd, Replicated: c.SourceEnd, How: "drained (exact)"})
 		}
 		ev.RPONote = "drained: every source record is on " + f.Target
+		var none int64
+		ev.RPOTotal, env2.RPORecords = &none, &none
 	} else {
 		ev.RPONote = "not measured: the failover did not reach the cut"
 	}

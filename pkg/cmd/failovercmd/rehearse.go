@@ -21,9 +21,10 @@ type Prediction struct {
 	// would lose (exactly that when every partition's replicated position is exact).
 	NotReplicated int64 `json:"not_replicated_records"`
 	// TranslateMillis: measuring and translating every group (a part of planned mode's RTO);
-	// CommitMillis: the shadow commits (the same number of commits planned mode makes).
-	TranslateMillis int64 `json:"translate_ms"`
-	CommitMillis    int64 `json:"commit_ms"`
+	// CommitMillis: the shadow commits (the same number of commits planned mode makes); null
+	// when none was made (--dry-run): not measured, never 0.
+	TranslateMillis int64  `json:"translate_ms"`
+	CommitMillis    *int64 `json:"commit_ms"`
 	// Exact / Bound: group partitions translated exactly / with a re-read bound; Ahead: group
 	// partitions ahead of replication (not on the target yet: exact only after a drain).
 	Exact int `json:"exact_partitions"`
@@ -115,15 +116,24 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 		env.Report = applied.Report
 		for _, s := range applied.Report.Steps {
 			if s.Kind == switchover.KindCommitShadow && s.Started != nil && s.Finished != nil {
-				pr.CommitMillis += s.Finished.Sub(*s.Started).Milliseconds()
+				ms := s.Finished.Sub(*s.Started).Milliseconds()
+				if pr.CommitMillis != nil {
+					ms += *pr.CommitMillis
+				}
+				pr.CommitMillis = &ms
 			}
 		}
 	}
+	commits := "not measured (no shadow commit was made)"
+	if pr.CommitMillis != nil {
+		commits = fmt.Sprintf("%d ms", *pr.CommitMillis)
+	}
 	ev := drshared.NewEvidence("failover", o.Mode, f, start, fac.Clock(), drshared.UserAtHost(), p, o.ApplyOpts, applied, err)
 	ev.Gates = gates
-	ev.RTONote = fmt.Sprintf("predicted parts: translate %d ms and commits %d ms (measured by this rehearsal); a planned failover adds the fence, the drain of %d record(s) and the replicator's stop",
-		pr.TranslateMillis, pr.CommitMillis, pr.NotReplicated)
-	ev.Translations, ev.Checks, ev.RPOTotal = tr, env.Checks, pr.NotReplicated
+	ev.RTONote = fmt.Sprintf("predicted parts: translate %d ms and commits %s (measured by this rehearsal); a planned failover adds the fence, the drain of %d record(s) and the replicator's stop",
+		pr.TranslateMillis, commits, pr.NotReplicated)
+	notReplicated := pr.NotReplicated
+	ev.Translations, ev.Checks, ev.RPOTotal = tr, env.Checks, &notReplicated
 	ev.RPONote = "predicted: records not known to be on " + fo.F.Target + "; a planned failover drains them first (RPO 0), an emergency failover now would lose at most these"
 	for _, pt := range env.Partitions {
 		ev.RPO = append(ev.RPO, drshared.RPOLine{Topic: pt.Topic, Partition: pt.Partition, SourceEnd: pt.SourceEnd, Replicated: pt.Replicated, How: pt.ReplicatedSource, Records: pt.NotReplicated})
@@ -158,8 +168,12 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 		if terr := output.Table(ios.Out, []string{"TOPIC", "PARTITION", "SOURCE END", "REPLICATED", "HOW KNOWN", "NOT REPLICATED"}, rows); terr != nil && err == nil {
 			err = terr
 		}
+		commitTook := "?"
+		if pr.CommitMillis != nil {
+			commitTook = (time.Duration(*pr.CommitMillis) * time.Millisecond).String()
+		}
 		fmt.Fprintf(ios.Out, "\nA failover now: %d record(s) not known to be on %s (planned mode drains them first; an emergency failover would lose at most that many); %d group partition(s) translate exactly, %d with a bound, %d are ahead of replication (measured: translate %s, commits %s).\n",
-			pr.NotReplicated, fo.F.Target, pr.Exact, pr.Bound, pr.Ahead, time.Duration(pr.TranslateMillis)*time.Millisecond, time.Duration(pr.CommitMillis)*time.Millisecond)
+			pr.NotReplicated, fo.F.Target, pr.Exact, pr.Bound, pr.Ahead, time.Duration(pr.TranslateMillis)*time.Millisecond, commitTook)
 	}
 	if err == nil && len(bad) > 0 {
 		err = kerr.New(kerr.CheckFailed, "rehearsal: %d shadow position(s) translated as exact do not hold the group's next record:\n  %s", len(bad), strings.Join(bad, "\n  "))

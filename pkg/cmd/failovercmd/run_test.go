@@ -176,6 +176,15 @@ func decode(t *testing.T, r result) runJSON {
 	return j
 }
 
+func rawDoc(t *testing.T, r result) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.out), &m); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, r.out)
+	}
+	return m
+}
+
 func gateVerdicts(gs switchover.Gates) map[string]switchover.Verdict {
 	m := map[string]switchover.Verdict{}
 	for _, g := range gs {
@@ -198,6 +207,10 @@ func TestRunPlannedDryRunThenApply(t *testing.T) {
 	if j.Plan == nil || j.Run != nil || len(j.Plan.Steps) == 0 {
 		t.Fatalf("dry run's document: %s", r.out)
 	}
+	// The dry run measured no RPO: null, never 0 (issue 35 item 6).
+	if v, ok := rawDoc(t, r)["rpo_records"]; !ok || v != nil {
+		t.Errorf("dry run: rpo_records %v (present %v), want null", v, ok)
+	}
 	for _, name := range []string{"flow-state", "remote-topics", "groups", "groups-inactive", "no-mm2", "drift"} {
 		if v := gateVerdicts(j.Gates)[name]; v != switchover.Pass {
 			t.Errorf("dry run: gate %s: %q, want pass (gates %v)", name, v, j.Gates)
@@ -216,6 +229,9 @@ func TestRunPlannedDryRunThenApply(t *testing.T) {
 	r = runFailover(t, fb.options("planned"), 0, kfakebed.Opener())
 	if r.err != nil {
 		t.Fatalf("failover: %v\n%s", r.err, r.errOut)
+	}
+	if v := rawDoc(t, r)["rpo_records"]; v != float64(0) {
+		t.Errorf("drained: rpo_records %v, want 0", v)
 	}
 	j = decode(t, r)
 	if len(j.Items) != 2 {

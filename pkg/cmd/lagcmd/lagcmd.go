@@ -245,7 +245,10 @@ func table(w io.Writer, rows []lag.PartitionLag, over func(lag.PartitionLag) boo
 	var cells [][]string
 	for _, r := range rows {
 		age := ""
-		if r.LagRecords > 0 && r.LagSeconds > 0 {
+		switch {
+		case r.LagRecords > 0 && r.LagSeconds < 0:
+			age = "?" // records wait; the oldest one's timestamp could not be read
+		case r.LagRecords > 0 && r.LagSeconds > 0:
 			age = time.Duration(r.LagSeconds * float64(time.Second)).Round(100 * time.Millisecond).String()
 		}
 		note := ""
@@ -274,10 +277,10 @@ func LagCell(r lag.PartitionLag) string {
 	return fmt.Sprintf("%d..%d", r.LagRecordsMin, r.LagRecords)
 }
 
-// AsOf is how old a position is ("now" under a second, "-" when unknown).
+// AsOf is how old a position is ("now" under a second, "?" when not known).
 func AsOf(at, now time.Time) string {
 	if at.IsZero() {
-		return "-"
+		return "?"
 	}
 	d := now.Sub(at)
 	if d < time.Second {

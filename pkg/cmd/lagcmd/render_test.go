@@ -1,6 +1,8 @@
 package lagcmd
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +46,59 @@ func TestRenderGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		goldentest.Golden(t, c.name, out.Bytes())
+	}
+}
+
+// What is not known is "?" in the table and null in JSON, never 0 (issue 35 item 6): the age of
+// records waiting whose oldest timestamp could not be read, a position of unknown age, a
+// group's figures that could not be computed.
+func TestRenderUnknownIsNotZero(t *testing.T) {
+	now := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	rows := lag.Compute([]lag.PartitionInput{
+		{Flow: "A->B", Topic: "orders", RemoteTopic: "A.orders", Partition: 0, SourceEnd: 100, Stored: 9}, // no timestamp of the oldest waiting record
+	}, now)
+	groups := lag.ComputeGroups([]lag.GroupInput{
+		{Flow: "A->B", Group: "billing", Topic: "orders", RemoteTopic: "A.orders", Partition: 0, Committed: -1, SourceEnd: -1, Next: -1, NextMax: -1, Translated: -1, TargetEnd: -1, Bound: -1},
+	})
+	io, _, out, _ := iostreams.Test()
+	if err := render(io, "table", rows, groups, nil, false, lag.Thresholds{}, now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if f := strings.Fields(lines[1]); len(f) < 10 || f[6] != "0..90" || f[7] != "?" || f[9] != "?" {
+		t.Errorf("partition row %q: want LAG 0..90, LAG TIME ? and AS OF ?", lines[1])
+	}
+	var grow string
+	for _, l := range lines {
+		if strings.Contains(l, "billing") {
+			grow = l
+		}
+	}
+	if f := strings.Fields(grow); len(f) != 8 || f[4] != "?" || f[5] != "?" || f[6] != "?" || f[7] != "?" {
+		t.Errorf("group row %q: want ? for every figure", grow)
+	}
+	io, _, out, _ = iostreams.Test()
+	if err := render(io, "json", rows, groups, nil, false, lag.Thresholds{}, now); err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		Items  []map[string]any `json:"items"`
+		Groups []map[string]any `json:"groups"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &env); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"lag_seconds", "as_of"} {
+		if v, ok := env.Items[0][k]; !ok || v != nil {
+			t.Errorf("items[0].%s = %v (present %v), want null", k, v, ok)
+		}
+	}
+	if env.Items[0]["lag_records"] != float64(90) || env.Items[0]["flow"] != "A->B" {
+		t.Errorf("items[0] = %v", env.Items[0])
+	}
+	for _, k := range []string{"lag_on_source", "lag_on_target", "failover_would_reread", "failover_could_miss", "failover_could_miss_min"} {
+		if v, ok := env.Groups[0][k]; !ok || v != nil {
+			t.Errorf("groups[0].%s = %v (present %v), want null", k, v, ok)
+		}
 	}
 }

@@ -168,22 +168,54 @@ func unreachable(sts []health.FlowStatus) (errs []error, aliases []string) {
 	return errs, aliases
 }
 
+// num is *n, or unknown when it is not known.
+func num[T int | int64](n *T, unknown string) string {
+	if n == nil {
+		return unknown
+	}
+	return fmt.Sprint(*n)
+}
+
+// ages is how long ago something was on the target: "never" when nothing is there (-1), "?"
+// when not known (the target unreachable).
+func ages(ms *int64) string {
+	switch {
+	case ms == nil:
+		return "?"
+	case *ms < 0:
+		return "never"
+	}
+	return (time.Duration(*ms) * time.Millisecond).Round(time.Second).String() + " ago"
+}
+
 func render(io *iostreams.IOStreams, out string, reps []health.Report, now time.Time) error {
 	if out == "json" {
 		return output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "status", GeneratedAt: now.UTC(), Items: reps})
-	}
-	ages := func(ms int64) string {
-		if ms < 0 {
-			return "never"
-		}
-		return (time.Duration(ms) * time.Millisecond).Round(time.Second).String() + " ago"
 	}
 	pal := io.Palette()
 	var rows [][]string
 	for _, r := range reps {
 		state := pal.State(string(r.State))
-		rows = append(rows, []string{r.Flow, state, fmt.Sprintf("%d/%d", r.TopicsMatched-r.TopicsMissing, r.TopicsMatched), fmt.Sprint(r.Partitions),
-			fmt.Sprint(r.LagRecords), ages(r.HeartbeatAgeMs), ages(r.ProgressAgeMs), ages(r.CheckpointAgeMs)})
+		// What is not known is "?", never 0; what does not apply (a heartbeats-only flow's
+		// topics, lag and progress) is "-".
+		unknown := "?"
+		if r.HeartbeatsOnly {
+			unknown = "-"
+		}
+		topics := unknown
+		if r.TopicsMatched != nil {
+			onT := "?"
+			if r.TopicsMissing != nil {
+				onT = fmt.Sprint(*r.TopicsMatched - *r.TopicsMissing)
+			}
+			topics = fmt.Sprintf("%s/%d", onT, *r.TopicsMatched)
+		}
+		progress := ages(r.ProgressAgeMs)
+		if r.HeartbeatsOnly {
+			progress = "-"
+		}
+		rows = append(rows, []string{r.Flow, state, topics, num(r.Partitions, unknown), num(r.LagRecords, unknown),
+			ages(r.HeartbeatAgeMs), progress, ages(r.CheckpointAgeMs)})
 	}
 	if err := output.Table(io.Out, []string{"FLOW", "STATE", "TOPICS ON TARGET", "PARTITIONS", "LAG", "LAST HEARTBEAT", "LAST PROGRESS", "LAST CHECKPOINT"}, rows); err != nil {
 		return err

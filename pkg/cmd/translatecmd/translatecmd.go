@@ -22,6 +22,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/lag"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/plan"
 	"github.com/kmmproject/kmm/pkg/snapshot"
@@ -230,9 +231,9 @@ type jsonRow struct {
 	TargetTopic  string `json:"target_topic"`
 	TargetOffset int64  `json:"target_offset"`
 	Derived      string `json:"derived"`
-	AgeMs        int64  `json:"age_ms"`
+	AgeMs        *int64 `json:"age_ms"` // null: not known
 	Exact        bool   `json:"exact"`
-	Bound        int64  `json:"bound"`
+	Bound        *int64 `json:"bound"` // null: not known
 	Checkpoint   int64  `json:"checkpoint_offset"`
 }
 
@@ -258,8 +259,8 @@ func jsonItems(res []checkpoint.GroupTranslation) []jsonGroup {
 		jg := jsonGroup{Group: g.Group, OK: g.OK(), TargetState: g.TargetState, TargetMembers: g.TargetMembers, Rows: []jsonRow{}, Problems: []jsonProblem{}}
 		for _, r := range g.Rows {
 			jg.Rows = append(jg.Rows, jsonRow{Group: r.Group, SourceTopic: r.SourceTopic, Partition: r.Partition, SourceOffset: r.SourceOffset,
-				TargetTopic: r.TargetTopic, TargetOffset: r.TargetOffset, Derived: string(r.Derived), AgeMs: r.Age.Milliseconds(),
-				Exact: r.Exact, Bound: r.Bound, Checkpoint: r.Checkpoint})
+				TargetTopic: r.TargetTopic, TargetOffset: r.TargetOffset, Derived: string(r.Derived), AgeMs: ageMs(r.Age),
+				Exact: r.Exact, Bound: lag.Known(r.Bound), Checkpoint: r.Checkpoint})
 		}
 		for _, p := range g.Problems {
 			jg.Problems = append(jg.Problems, jsonProblem{Kind: string(p.Kind), Topic: p.Topic, Partition: p.Partition, Detail: p.Detail})
@@ -267,6 +268,16 @@ func jsonItems(res []checkpoint.GroupTranslation) []jsonGroup {
 		out = append(out, jg)
 	}
 	return out
+}
+
+// ageMs is a row's age in milliseconds, nil when not known (Age < 0: -1 ns, which
+// Milliseconds would make 0).
+func ageMs(age time.Duration) *int64 {
+	if age < 0 {
+		return nil
+	}
+	ms := age.Milliseconds()
+	return &ms
 }
 
 func render(w io.Writer, res []checkpoint.GroupTranslation) error {

@@ -205,3 +205,35 @@ func TestApplyContract(t *testing.T) {
 		t.Fatalf("second apply: %v\n%s", err, out)
 	}
 }
+
+// A row whose age and bound are not known is "?" / "bound unknown" in the table and null in
+// JSON, never 0 (issue 35 item 6; an unknown age, -1 ns inside, was written as age_ms 0).
+func TestUnknownAgeAndBoundAreNull(t *testing.T) {
+	res := []checkpoint.GroupTranslation{{Group: "g", Rows: []checkpoint.Row{
+		{Group: "g", SourceTopic: "orders", TargetTopic: "A.orders", SourceOffset: 5, TargetOffset: 5, Derived: checkpoint.FromCheckpoint, Age: -1, Bound: -1, Checkpoint: 5},
+		{Group: "g", SourceTopic: "orders", Partition: 1, TargetTopic: "A.orders", SourceOffset: 7, TargetOffset: 7, Derived: checkpoint.FromCheckpoint, Age: 1500 * time.Millisecond, Exact: true, Checkpoint: 7},
+	}}}
+	b, err := json.Marshal(jsonItems(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &items); err != nil {
+		t.Fatal(err)
+	}
+	if r := items[0].Rows[0]; r["age_ms"] != nil || r["bound"] != nil {
+		t.Errorf("unknown row: %v, want age_ms and bound null", r)
+	}
+	if r := items[0].Rows[1]; r["age_ms"] != float64(1500) || r["bound"] != float64(0) {
+		t.Errorf("known row: %v", r)
+	}
+	var out strings.Builder
+	if err := render(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "?    bound unknown") {
+		t.Errorf("table:\n%s", out.String())
+	}
+}
