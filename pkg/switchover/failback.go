@@ -162,13 +162,10 @@ func FindStranded(ctx context.Context, f, rev *flow.Flow, s, t cluster.Cluster, 
 	var out []StrandedRange
 	for i, c := range cut {
 		to := ends[tps[i]].Offset
-		if back != nil {
-			remote := f.RemoteTopic(c.Topic)
-			if sy, ok := back.Earliest(offsetsync.TP{Topic: remote, Partition: c.Partition}); ok && sy.Downstream < to {
-				to = sy.Downstream
-			}
-		}
 		from := c.Replicated
+		if back != nil && from >= 0 {
+			to = strandedEnd(back.History(offsetsync.TP{Topic: f.RemoteTopic(c.Topic), Partition: c.Partition}), from, to)
+		}
 		if from < 0 {
 			from = to
 		}
@@ -177,6 +174,21 @@ func FindStranded(ctx context.Context, f, rev *flow.Flow, s, t cluster.Cluster, 
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// strandedEnd is where the stranded records of a partition end when the reverse flow writes into
+// the same topic: at the first record it wrote after the cut, its earliest offset sync (syncs, of
+// the reverse flow, oldest first) at or past the cut's replicated position from, if before end.
+// Syncs below from are an earlier failback's reverse copies: they were on the source before this
+// cut (the flow has passed them since), so they end nothing: taking the earliest sync of all, a
+// second failover and failback counted no stranded record and moved the groups past them.
+func strandedEnd(syncs []offsetsync.Sync, from, end int64) int64 {
+	for _, sy := range syncs {
+		if sy.Downstream >= from {
+			return min(end, sy.Downstream)
+		}
+	}
+	return end
 }
 
 // FindRemoteWrites returns, per partition of the flow's remote topics on t that the reverse
