@@ -139,6 +139,15 @@ func decide(cfg Config, m *offsetsync.Store, st *Store, loaded bool, group strin
 	}
 	if tr, ok := exact(cfg, o); ok {
 		d.Translation = tr
+		// The map knows the position only within a bound (target records it does not account
+		// for: after a failback, the target's own writes between the cut and the copy's
+		// resumption): the syncs may know a later one. Both never skip a record, so the higher
+		// target offset wins, as in Translate.
+		if !tr.Exact && m != nil {
+			if st := m.Translate(o.TP(), o.Offset); st.Status == offsetsync.Translated && st.Downstream > tr.Downstream {
+				d.Translation = st
+			}
+		}
 	} else {
 		d.Translation = m.Translate(o.TP(), o.Offset)
 	}

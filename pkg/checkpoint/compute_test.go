@@ -285,3 +285,37 @@ func TestRecordBytes(t *testing.T) {
 		t.Fatalf("key %x value %x", k, v)
 	}
 }
+
+// The offset map knows a position only within a bound (after a failback: the target's own
+// writes between the cut and the copy's resumption are records it does not account for, so it
+// answers the cut's position with a large re-read bound): the offset syncs written since know a
+// later one, and the checkpoint takes the higher of the two (neither skips a record). An exact
+// map answer stays, whatever the syncs say.
+func TestCheckpointInexactMapYieldsToSyncs(t *testing.T) {
+	tp := TP{Topic: "orders"}
+	m := mapping(map[TP][]offsetsync.Sync{tp: {sy(431, 431), sy(939, 939), sy(2760, 2760)}})
+	c := cfg("A", "B")
+	c.Policy = policy.NewIdentity(".", false, true, "")
+	c.Exact = func(TP, int64) (offsetsync.Translation, bool) {
+		return offsetsync.Translation{Status: offsetsync.Translated, Downstream: 432, Bound: 2335}, true
+	}
+	prev := mm2wire.Checkpoint{Group: "g", Topic: "orders", UpstreamOffset: 432, DownstreamOffset: 432}
+	d := one(t, Compute(c, m, loadedStore(prev), "g", []SourceOffset{{Topic: "orders", Offset: 2767}}))
+	if d.Outcome != Emit || d.Reason != DownstreamAdvanced || d.Checkpoint.DownstreamOffset != 2761 || d.Translation.Bound != 6 {
+		t.Fatalf("inexact map, newer syncs: %+v", d)
+	}
+	// Syncs that know less than the map: the map's answer.
+	c.Exact = func(TP, int64) (offsetsync.Translation, bool) {
+		return offsetsync.Translation{Status: offsetsync.Translated, Downstream: 2765, Bound: 2}, true
+	}
+	if d := one(t, Compute(c, m, loadedStore(), "g", []SourceOffset{{Topic: "orders", Offset: 2767}})); d.Checkpoint.DownstreamOffset != 2765 {
+		t.Fatalf("inexact map ahead of the syncs: %+v", d)
+	}
+	// Exact: the map, always.
+	c.Exact = func(TP, int64) (offsetsync.Translation, bool) {
+		return offsetsync.Translation{Status: offsetsync.Translated, Downstream: 2767, Exact: true}, true
+	}
+	if d := one(t, Compute(c, m, loadedStore(), "g", []SourceOffset{{Topic: "orders", Offset: 2767}})); d.Checkpoint.DownstreamOffset != 2767 || !d.Translation.Exact {
+		t.Fatalf("exact map: %+v", d)
+	}
+}
