@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 50m
 
 DIST := dist/kmm-$(VERSION)-linux-amd64
 
-.PHONY: dist help build test test-faults test-sanitize unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo bench bench-smoke bench-failover
+.PHONY: dist help build test test-faults test-sanitize unit test-real lint fmt testbed-up testbed-down testbed-reset testbed-status fetch-kafka clean demo drill bench bench-smoke bench-failover
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -80,7 +80,13 @@ clean: ## remove build output
 	rm -rf bin
 
 demo: build testbed-up ## replicate A->B on the local test bed with testdata/demo/mirror-maker.properties
-	go run ./scripts/demo
+	$(GO) run ./scripts/demo
+
+# docs/runbook.md's planned drill with an application stand-in (scripts/drill): a producer keeping
+# a ledger of every acknowledged record, a group committing after every poll; exit 1 when a record
+# was lost. Its files (ledger, reads, kmm's logs, the failover report): .testbed/drill.
+drill: build testbed-up ## failover drill on the local test bed: an application on A, planned failover, the application on B, failback; prints produced, consumed, lost, read twice
+	$(GO) run ./scripts/drill
 
 bench: build testbed-up ## kmm replicate vs MirrorMaker 2 vs the ceiling -> docs/benchmarks.{md,json,png} (BENCH_SCALE, BENCH_REPEATS)
 	$(GO) run ./scripts/bench

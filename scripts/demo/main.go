@@ -1,7 +1,9 @@
 // Command demo is `make demo`: on the local test bed it creates sample topics with data on
 // cluster A, runs `bin/kmm replicate testdata/demo/mirror-maker.properties` (A->B), waits until
 // B holds every record, prints a side-by-side count, and stops kmm with SIGTERM (a graceful
-// drain). It is a walkthrough, not part of kmm.
+// drain). It is a walkthrough, not part of kmm. KMM_TESTBED_PORT_OFFSET (scripts/testbed.sh) is
+// honoured: the properties file is then a copy with the bed's ports, in $KMM_TESTBED_DIR/demo
+// (default .testbed/demo).
 package main
 
 import (
@@ -9,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,14 +33,20 @@ func main() {
 	}
 }
 
+const propsFile = "testdata/demo/mirror-maker.properties"
+
 func run() error {
 	ctx := context.Background()
-	a, err := rdkafka.NewAdmin("cluster A", rdkafka.Config{"bootstrap.servers": "127.0.0.1:19092"})
+	bootA, bootB, props, err := bed()
+	if err != nil {
+		return err
+	}
+	a, err := rdkafka.NewAdmin("cluster A", rdkafka.Config{"bootstrap.servers": bootA})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	b, err := rdkafka.NewAdmin("cluster B", rdkafka.Config{"bootstrap.servers": "127.0.0.1:29092"})
+	b, err := rdkafka.NewAdmin("cluster B", rdkafka.Config{"bootstrap.servers": bootB})
 	if err != nil {
 		return err
 	}
@@ -45,7 +55,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	p, err := rdkafka.NewProducer("cluster A", rdkafka.Config{"bootstrap.servers": "127.0.0.1:19092", "linger.ms": "10"})
+	p, err := rdkafka.NewProducer("cluster A", rdkafka.Config{"bootstrap.servers": bootA, "linger.ms": "10"})
 	if err != nil {
 		return err
 	}
@@ -69,9 +79,9 @@ func run() error {
 	}
 	p.Close()
 
-	cmd := exec.Command("bin/kmm", "replicate", "testdata/demo/mirror-maker.properties", "--progress-interval", "2s")
+	cmd := exec.Command("bin/kmm", "replicate", props, "--progress-interval", "2s")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	fmt.Println("demo: $ bin/kmm replicate testdata/demo/mirror-maker.properties")
+	fmt.Println("demo: $ bin/kmm replicate " + props)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -115,6 +125,40 @@ func run() error {
 	fmt.Println(strings.Join(rows, "\n"))
 	fmt.Println("demo: kmm stopped gracefully; run it again and it resumes from mm2-offsets.A.internal on B")
 	return err
+}
+
+// bed returns A's and B's bootstrap servers and the properties file to run: the demo's, or with
+// KMM_TESTBED_PORT_OFFSET a copy of it with the bed's ports.
+func bed() (bootA, bootB, props string, err error) {
+	off := 0
+	if s := os.Getenv("KMM_TESTBED_PORT_OFFSET"); s != "" {
+		if off, err = strconv.Atoi(s); err != nil || off < 0 {
+			return "", "", "", fmt.Errorf("KMM_TESTBED_PORT_OFFSET must be a non-negative integer, not %q", s)
+		}
+	}
+	bootA, bootB, props = fmt.Sprintf("127.0.0.1:%d", 19092+off), fmt.Sprintf("127.0.0.1:%d", 29092+off), propsFile
+	if off == 0 {
+		return bootA, bootB, props, nil
+	}
+	data, err := os.ReadFile(propsFile)
+	if err != nil {
+		return "", "", "", err
+	}
+	dir := os.Getenv("KMM_TESTBED_DIR")
+	if dir == "" {
+		dir = ".testbed"
+	}
+	dir = filepath.Join(dir, "demo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", "", err
+	}
+	props = filepath.Join(dir, "mirror-maker.properties")
+	s := strings.NewReplacer("127.0.0.1:19092", bootA, "127.0.0.1:29092", bootB).Replace(string(data))
+	if err := os.WriteFile(props, []byte(s), 0o644); err != nil {
+		return "", "", "", err
+	}
+	fmt.Printf("demo: KMM_TESTBED_PORT_OFFSET=%d: %s is a copy of %s with the bed's ports\n", off, props, propsFile)
+	return bootA, bootB, props, nil
 }
 
 func total(ctx context.Context, a *rdkafka.Admin, topic string, parts int) (int64, error) {
