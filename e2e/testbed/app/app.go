@@ -176,3 +176,14 @@ func Check(n int64, seen ...map[int64]int) (lost, dup []int64) {
 	}
 	return lost, dup
 }
+
+// Seen returns how often each sequence number was seen so far (a copy; safe while it runs).
+func (c *Consumer) Seen() map[int64]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[int64]int, len(c.seen))
+	for k, v := range c.seen {
+		out[k] = v
+	}
+	return out
+}
