@@ -1,4 +1,4 @@
-# kmm — see README.md. `make help` lists targets.
+# kmm — see README.md (docs/ for the rest). `make help` lists targets.
 SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
@@ -19,10 +19,10 @@ help: ## list targets
 build: ## build bin/kmm (cgo, bundled librdkafka)
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kmm ./cmd/kmm
 
-dist: ## release: dist/kmm-<version>-linux-amd64.tar.gz (binary, README, CHANGELOG, deploy/, docs/security.md) and its .sha256
+dist: ## release: dist/kmm-<version>-linux-amd64.tar.gz (binary, README, CHANGELOG, deploy/, docs/) and its .sha256
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	GOOS=linux GOARCH=amd64 $(GO) build -ldflags "-s -w $(LDFLAGS)" -o $(DIST)/kmm ./cmd/kmm
-	cp -r README.md CHANGELOG.md deploy $(DIST)/ && mkdir -p $(DIST)/docs && cp docs/security.md $(DIST)/docs/
+	cp -r README.md CHANGELOG.md deploy $(DIST)/ && mkdir -p $(DIST)/docs && cp docs/*.md docs/*.png $(DIST)/docs/
 	tar -C dist -czf $(DIST).tar.gz $(notdir $(DIST))
 	cd dist && sha256sum $(notdir $(DIST)).tar.gz > $(notdir $(DIST)).tar.gz.sha256 && sha256sum $(notdir $(DIST))/kmm > $(notdir $(DIST)).sha256
 	$(DIST)/kmm --version

@@ -16,7 +16,7 @@ import (
 )
 
 // TestFaultTargetTopicDeleted: the remote topic is deleted on the target while kmm copies
-// into it. The documented rule (README "Faults kmm rides out"): kmm recreates it at its next
+// into it. The documented rule (docs/replicate.md, "Target topic deleted"): kmm recreates it at its next
 // topic refresh with the source's partition count and configs, as at first creation, and goes
 // on from where it was: what the deleted topic held is gone (not copied again), every source
 // record after the first one on the recreated topic is there, each in its source partition

@@ -26,7 +26,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
-// Exit codes. Documented in `kmm --help` and README; ExitCode is the only mapping.
+// Exit codes. Documented in `kmm --help` and README ("Exit codes"); ExitCode is the only mapping.
 const (
 	ExitOK          = 0
 	ExitFailure     = 1

@@ -10,8 +10,8 @@ import (
 
 // Default is one default of a flow setting. The table below is the only place kmm's defaults
 // live: FromMM2 applies KMM where the MM2 file does not set Key and KMM differs from MM2;
-// Validate fills every value a flow built by hand left unset. README's "defaults that differ
-// from MM2" table is checked against the rows where MM2 != KMM (TestREADMEDefaults).
+// Validate fills every value a flow built by hand left unset. docs/replicate.md's "defaults that
+// differ from MM2" table is checked against the rows where MM2 != KMM (TestDocDefaults).
 type Default struct {
 	// Key is the MM2 property (as written in a file; <T>. prefixes the per-cluster worker keys),
 	// or a description in parentheses for engine settings no MM2 file can set.
@@ -124,7 +124,7 @@ func (d Default) String() string {
 	return fmt.Sprintf("%s: MM2 %s, kmm %s", d.Key, d.MM2, d.KMM)
 }
 
-// READMERow is d as a row of README's "defaults that differ from MM2" table.
-func READMERow(d Default) string {
+// DocRow is d as a row of docs/replicate.md's "defaults that differ from MM2" table.
+func DocRow(d Default) string {
 	return fmt.Sprintf("| `%s` | %s | %s | %s |", d.Key, d.MM2, d.KMM, d.Why)
 }

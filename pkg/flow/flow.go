@@ -299,7 +299,7 @@ const MinFetchBytes = 1 << 20
 // queue q, at least MinFetchBytes and the consumer's message.max.bytes (librdkafka refuses
 // less). With the default budget and two pipelines, 1 MiB (docs/benchmarks.md, "Memory on the
 // C plane"). Across a long round trip a pipeline then reads at most this per round trip from
-// each source broker: raise the budget (README: long round trips).
+// each source broker: raise the budget (docs/replicate.md: long round trips).
 func fetchBytes(q int64, msgMax string) int64 {
 	return max(q/FetchDivisor, MinFetchBytes, atoiOr(msgMax, 1000000))
 }
@@ -323,7 +323,7 @@ const DefaultMemoryBudget = 16 << 20
 // being parsed, the batches in flight). With the default budget and tasks.max = 2: 3 MiB each,
 // ~20-30 ms of records at the 100-150 MB/s one C-plane pipeline reaches on loopback, several
 // times the producer's linger (5 ms) and a LAN round trip; a link with a long round trip needs a
-// larger budget (README: memory).
+// larger budget (docs/replicate.md: memory).
 func (f *Flow) queueBytes() int64 {
 	b := f.MemoryBudget
 	if b <= 0 {

@@ -211,10 +211,10 @@ func TestAll(t *testing.T) {
 	}
 }
 
-// README's table of kmm defaults that differ from MM2's is exactly the Defaults rows that
-// differ and can be set in a file.
-func TestREADMEDefaults(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+// docs/replicate.md's table of kmm defaults that differ from MM2's is exactly the Defaults rows
+// that differ and can be set in a file.
+func TestDocDefaults(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "docs", "replicate.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +241,11 @@ func TestREADMEDefaults(t *testing.T) {
 	var want []string
 	for _, d := range Defaults {
 		if d.Differs() && d.InFile() {
-			want = append(want, READMERow(d))
+			want = append(want, DocRow(d))
 		}
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("README's defaults table is out of date; it should read:\n%s\n\nit reads:\n%s", strings.Join(want, "\n"), strings.Join(rows, "\n"))
+		t.Fatalf("docs/replicate.md's defaults table is out of date; it should read:\n%s\n\nit reads:\n%s", strings.Join(want, "\n"), strings.Join(rows, "\n"))
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
-// Outage thresholds (Options may override the first two). They are documented in README's
-// "Outages" section; keep the two in step.
+// Outage thresholds (Options may override the first two). They are documented in
+// docs/replicate.md's "Outages"; keep the two in step.
 const (
 	// DefaultDownAfter: a cluster is down when no client has had a usable connection to it for
 	// this long and at least one connection attempt or request failed meanwhile.

@@ -549,7 +549,7 @@ func (e *engine) start(ctx context.Context) error {
 	// exactly-once runs the Go plane (cPlaneMissing).
 	plane := rdkafka.ChoosePlane(f.DataPlane)
 	if why := cPlaneMissing(f); plane == rdkafka.PlaneC && why != "" {
-		plane = rdkafka.PlaneGo // documented (README: exactly-once); the start line names the plane
+		plane = rdkafka.PlaneGo // documented (docs/replicate.md: exactly-once); the start line names the plane
 	}
 	n := f.Tasks
 	for i := 0; i < n; i++ {

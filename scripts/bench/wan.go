@@ -23,13 +23,13 @@ import (
 //	BENCH_ONLY=wan                  only these rows (part of the default list; not in bench-smoke unless asked)
 //	BENCH_WAN_LATENCIES=0,25,50,100 one-way latency in ms (round trip: twice that)
 //	BENCH_WAN_SIDES=source,target   where the link sits
-//	BENCH_WAN_TOOLS=kmm,kmm-wan,mm2 kmm-wan: kmm with the setting README recommends for long
+//	BENCH_WAN_TOOLS=kmm,kmm-wan,mm2 kmm-wan: kmm with the setting docs/replicate.md recommends for long
 //	                                round trips (wanTasks pipelines)
 //	BENCH_WAN_REPEATS=1             repetitions of the WAN rows (at most BENCH_REPEATS): 24 rows each
 //	BENCH_WAN_SECONDS=20            measurement window per row
 //	BENCH_WAN_WARMUP_SECONDS=5      excluded after the first record (MM2's JIT, connection set-up)
 
-// kmm's recommended setting for a long round trip (README "Long round trips"): more pipelines,
+// kmm's recommended setting for a long round trip (docs/replicate.md, "Long round trips"): more pipelines,
 // so more producer connections and fetches in flight per round trip; the memory budget is left
 // to its default, which makes kmm size its queues for the link it measures (flow.WANRTT). (An
 // explicit 64 MiB budget, recommended before that sizing existed, turns it off: with it kmm WAN
@@ -236,7 +236,7 @@ func (rep *report) wanMarkdown() string {
 	var b strings.Builder
 	b.WriteString("## Long round trips (WAN profile)\n\n")
 	b.WriteString("A toxiproxy link (scripts/wanlink) in front of the source cluster's or the target's PROXIED listener adds the latency to each direction (round trip: twice the one-way figure); the brokers advertise the link's address, so every request crosses it. 1 KB workload, each tool with its default client settings (no high-volume tuning), `tasks.max` as above; throughput over a window (BENCH_WAN_SECONDS) that starts BENCH_WAN_WARMUP_SECONDS after the first record. Ratios are taken pair by pair within one repetition; the 0 ms rows go through the link too.\n\n")
-	fmt.Fprintf(&b, "*kmm WAN* is kmm with the setting README recommends for long round trips: `tasks.max = %d` (the memory budget left to its default, so kmm sizes its queues for the link it measures); its ratio is to kmm with defaults at 0 ms.\n\n", wanTasks)
+	fmt.Fprintf(&b, "*kmm WAN* is kmm with the setting docs/replicate.md recommends for long round trips: `tasks.max = %d` (the memory budget left to its default, so kmm sizes its queues for the link it measures); its ratio is to kmm with defaults at 0 ms.\n\n", wanTasks)
 	b.WriteString("| link in front of | one-way latency | kmm MB/s | kmm WAN MB/s | MM2 MB/s | kmm / MM2 | kmm / kmm at 0 ms | kmm WAN / kmm at 0 ms | MM2 / MM2 at 0 ms |\n|---|---|---|---|---|---|---|---|---|\n")
 	f := func(s stat) string {
 		if s.N == 0 {
