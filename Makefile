@@ -84,7 +84,7 @@ demo: build testbed-up ## replicate A->B on the local test bed with testdata/dem
 
 # docs/runbook.md's planned drill with an application stand-in (scripts/drill): a producer keeping
 # a ledger of every acknowledged record, a group committing after every poll; exit 1 when a record
-# was lost. Its files (ledger, reads, kmm's logs, the failover report): .testbed/drill.
+# was lost. Its files (ledger, reads, kmm's logs, the failover and failback reports): .testbed/drill.
 drill: build testbed-up ## failover drill on the local test bed: an application on A, planned failover, the application on B, failback; prints produced, consumed, lost, read twice
 	$(GO) run ./scripts/drill
 

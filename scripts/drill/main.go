@@ -148,7 +148,8 @@ func run() error {
 	}
 
 	say("4. failback: the application is stopped; kmm drains B->A and moves group " + group + " back to A; B->A stops")
-	if err := d.kmm("failback", d.props, "--flow", "A->B", "--group", group, "--quiet-for", "2s", "--timeout", "2m", "--yes"); err != nil {
+	if err := d.kmm("failback", d.props, "--flow", "A->B", "--group", group, "--quiet-for", "2s", "--timeout", "2m",
+		"--report", filepath.Join(d.dir, "failback-report-"+d.run+".md"), "--yes"); err != nil {
 		return d.halfway(err)
 	}
 	if err := ba.stop(); err != nil {
@@ -370,7 +371,7 @@ func (d *drill) summary() error {
 	fmt.Fprintf(w, "  consumed                 %d\n", consumed)
 	fmt.Fprintf(w, "  lost                     %d   (acknowledged, never read)\n", len(lost))
 	fmt.Fprintf(w, "  read twice               %d\n", twice)
-	fmt.Fprintf(w, "  ledger %s, reads %s, kmm's logs and failover report in %s\n", d.ledger.Name(), d.reads.Name(), d.dir)
+	fmt.Fprintf(w, "  ledger %s, reads %s, kmm's logs and the failover and failback reports in %s\n", d.ledger.Name(), d.reads.Name(), d.dir)
 	_ = w.Flush()
 	if len(lost) > 0 {
 		show := lost
