@@ -6,7 +6,7 @@
 // It reads snapshots through the Source interface on each scrape or request (and every 5 s,
 // for the status page's rates) and adds no cost to the replication path. It must not import
 // confluent-kafka-go or pkg/rdkafka (it builds without cgo), must not print, and must not read
-// flags or configuration files: the command wires it up (pkg/httpapi/replsource adapts a
+// flags or configuration files: the command wires it up (pkg/replicator/replsource adapts a
 // replicator.Replicator).
 //
 // # Endpoints

@@ -4,7 +4,7 @@ import "time"
 
 // Source is what the server reads: one snapshot per scrape or request, never anything per
 // record. Implementations must be safe for concurrent use and return fresh slices the server
-// may keep for the duration of one request. pkg/httpapi/replsource adapts a running
+// may keep for the duration of one request. pkg/replicator/replsource adapts a running
 // replicator.Replicator.
 //
 // A Source may also implement ClientStatsSource; the server checks on every scrape.

@@ -78,12 +78,12 @@ var Rules = []Rule{
 		Forbid: append([]string{m + "pkg/rdkafka", m + "pkg/groupprobe"}, kafkaClients...),
 		Why:    "commands get clusters from the factory's Opener (pkg/cluster)"},
 	{Name: "only replicate runs the engine", Packages: []string{m + "..."},
-		Except: append([]string{m + "pkg/replicator", m + "pkg/cmd/replicatecmd", m + "pkg/httpapi/replsource", m + "scripts/bench"}, testSupport...),
+		Except: append([]string{m + "pkg/replicator", m + "pkg/cmd/replicatecmd", m + "pkg/replicator/replsource", m + "scripts/bench"}, testSupport...),
 		Forbid: []string{m + "pkg/replicator"},
 		Why:    "read commands, the HTTP API and the plan core take flows from pkg/flow, not the engine"},
 	{Name: "the HTTP API builds without cgo", Packages: []string{m + "pkg/httpapi"}, Transitive: true,
 		Forbid: append([]string{m + "pkg/rdkafka", m + "pkg/replicator"}, kafkaClients...),
-		Why:    "pkg/httpapi/replsource adapts the engine to it"},
+		Why:    "pkg/replicator/replsource adapts the engine to it"},
 }
 
 // Package is what layercheck reads of `go list -json`.
