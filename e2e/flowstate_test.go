@@ -31,7 +31,7 @@ func readState(t *testing.T, c testbed.Cluster) map[string][]byte {
 }
 
 // markFlow writes a flow state record to c's __kmm_state, as failover does.
-func markFlow(t *testing.T, c testbed.Cluster, f *flowstate.Flow) {
+func markFlow(t *testing.T, c testbed.Cluster, f *flowstate.FlowRecord) {
 	t.Helper()
 	v, err := flowstate.Encode(f)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestReplicateHonoursFlowState(t *testing.T) {
 
 	// Mark A->B failing over, as failover does: the flow stops within 5 s.
 	marked := time.Now()
-	markFlow(t, bed.B, &flowstate.Flow{Flow: ab, State: flowstate.FailingOver, Epoch: 1, At: marked, Mode: "planned", By: "test@e2e", RunID: "r-test"})
+	markFlow(t, bed.B, &flowstate.FlowRecord{Flow: ab, State: flowstate.FailingOver, Epoch: 1, At: marked, Mode: "planned", By: "test@e2e", RunID: "r-test"})
 	stopLine := "stopped: flow " + ab + " marked FAILING_OVER (epoch 1) by test@e2e, run r-test"
 	testbed.Eventually(t, 5*time.Second, func() error {
 		if !strings.Contains(k.Stderr(), stopLine) {

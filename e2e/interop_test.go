@@ -404,7 +404,7 @@ func TestInteropRefusesWhileMM2Runs(t *testing.T) {
 	}
 	// kmm failback of the flow (marked FAILED_OVER here) refuses while MM2 runs it: exit 3
 	// naming the group, no run journaled, the flow left FAILED_OVER; then the mark is undone.
-	markFlow(t, bed.B, &flowstate.Flow{Flow: flow, State: flowstate.FailedOver, Epoch: 2, At: time.Now()})
+	markFlow(t, bed.B, &flowstate.FlowRecord{Flow: flow, State: flowstate.FailedOver, Epoch: 2, At: time.Now()})
 	r = Run(t, "failback", props, "--flow", flow, "--quiet-for", "0s", "--timeout", "30s", "--yes")
 	if r.Code != 3 || !strings.Contains(r.Stderr, "Apache MirrorMaker 2 is running flow "+flow+" (Connect group "+group+" on "+al.B) || !strings.Contains(r.Stderr, "nothing was changed") {
 		t.Errorf("failback while MM2 runs: exit %d, want 3 naming %s\n%s", r.Code, group, r.Stderr)
@@ -416,7 +416,7 @@ func TestInteropRefusesWhileMM2Runs(t *testing.T) {
 	if f, _ := flowstate.DecodeFlow(st[flowstate.FlowKey(al.A, al.B)]); f == nil || f.State != flowstate.FailedOver || f.Epoch != 2 {
 		t.Errorf("failback while MM2 runs changed the flow state: %+v", f)
 	}
-	markFlow(t, bed.B, &flowstate.Flow{Flow: flow, State: flowstate.Replicating, Epoch: 3, At: time.Now()})
+	markFlow(t, bed.B, &flowstate.FlowRecord{Flow: flow, State: flowstate.Replicating, Epoch: 3, At: time.Now()})
 
 	p = startKMM(t, "replicate", props, "--force", "-o", "json")
 	if waitStartedOrExited(t, p, flow, time.Minute) {

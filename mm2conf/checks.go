@@ -443,7 +443,7 @@ var (
 
 // checkFlow reports what kmm cannot honour in a flow, and the connector
 // configs MM2 itself would reject.
-func (c *Config) checkFlow(f *Flow, sink *diagSink) {
+func (c *Config) checkFlow(f *FlowConfig, sink *diagSink) {
 	conn := f.Connector
 	at := func(k string) (Pos, string) {
 		v := conn[k]
@@ -524,7 +524,7 @@ func (c *Config) checkFlow(f *Flow, sink *diagSink) {
 func (c *Config) checkNaming(sink *diagSink) {
 	type group struct {
 		origin Origin
-		flows  []*Flow
+		flows  []*FlowConfig
 	}
 	var seps []*group
 	aliasKeys := map[string]*group{}
@@ -603,7 +603,7 @@ func (c *Config) checkNaming(sink *diagSink) {
 }
 
 // namingLine says what names a flow makes: a topic's remote name and the internal topics.
-func namingLine(f *Flow) string {
+func namingLine(f *FlowConfig) string {
 	p, _ := f.Policy()
 	n, _ := f.Names()
 	remote := p.FormatRemoteTopic(n.SourceAlias, "orders")
@@ -632,7 +632,7 @@ func namingLine(f *Flow) string {
 // checkReplicationProducer: kmm's replication producer is idempotent with acks=all (records
 // once and in order), which librdkafka allows only with at most 5 requests in flight and with
 // retries; the engine replaces other values, and this says so at their line.
-func (c *Config) checkReplicationProducer(f *Flow, sink *diagSink) {
+func (c *Config) checkReplicationProducer(f *FlowConfig, sink *diagSink) {
 	cc := f.ClientConfig(RoleTargetProducer)
 	if cc == nil {
 		return
@@ -660,7 +660,7 @@ func (c *Config) checkReplicationProducer(f *Flow, sink *diagSink) {
 // checkFlowSecurityKeys: a valid flow-level security.protocol, ssl.* or sasl.* key reaches no
 // client in MM2 (its clients read them per cluster: source.cluster.*, target.cluster.*, and the
 // consumer./producer./admin. prefixes), so it changes nothing; say which key would.
-func (c *Config) checkFlowSecurityKeys(f *Flow, sink *diagSink) {
+func (c *Config) checkFlowSecurityKeys(f *FlowConfig, sink *diagSink) {
 	prefix := f.Name() + "."
 	for _, k := range f.Connector.Keys() {
 		v := f.Connector[k]

@@ -15,7 +15,7 @@ const eosKey = "exactly.once.source.support"
 
 // exactlyOnce sets f.Settings.ExactlyOnce from the worker config of the flow (MM2's place) or
 // the top-level key.
-func (c *Config) exactlyOnce(f *Flow) {
+func (c *Config) exactlyOnce(f *FlowConfig) {
 	s := &f.Settings
 	if v, ok := f.Worker[eosKey]; ok {
 		s.ExactlyOnce = strings.EqualFold(javaTrim(v.Resolved()), "enabled")
@@ -30,7 +30,7 @@ func (c *Config) exactlyOnce(f *Flow) {
 
 // eosValue returns the value of exactly.once.source.support that decides for f, with its
 // position and key as written ("" when unset).
-func (c *Config) eosValue(f *Flow) (string, Pos, string) {
+func (c *Config) eosValue(f *FlowConfig) (string, Pos, string) {
 	if v, ok := f.Worker[eosKey]; ok {
 		return javaTrim(v.Resolved()), v.Origin.Pos, v.Origin.Key
 	}
@@ -42,7 +42,7 @@ func (c *Config) eosValue(f *Flow) (string, Pos, string) {
 
 // checkExactlyOnce explains, at their lines, the settings an exactly-once flow cannot run
 // with (errors: kmm would not keep the promise) and what MM2 does differently.
-func (c *Config) checkExactlyOnce(f *Flow, sink *diagSink) {
+func (c *Config) checkExactlyOnce(f *FlowConfig, sink *diagSink) {
 	val, pos, key := c.eosValue(f)
 	if key == "" {
 		return

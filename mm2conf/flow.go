@@ -132,7 +132,7 @@ var flowExtraKeys = []keyDef{
 	{Name: "exactly.once.support", Type: "STRING", Default: "requested"},
 }
 
-func (c *Config) buildFlow(f *Flow, sink *diagSink) {
+func (c *Config) buildFlow(f *FlowConfig, sink *diagSink) {
 	f.Connector = c.b.connectorConfig(f.Source, f.Target)
 	f.Worker = c.b.workerConfig(f.Source, f.Target)
 	c.resolveProps(f.Connector, sink)
@@ -407,7 +407,7 @@ func (c *Config) buildFlow(f *Flow, sink *diagSink) {
 // legacyAlias finds a legacy *.blacklist key for a flow: flow-level (it is
 // in the connector config) or top-level (MM2 2.7-3.9 read it there too;
 // 4.x drops it, kmm still honours it).
-func (c *Config) legacyAlias(f *Flow, alias string) (Value, bool) {
+func (c *Config) legacyAlias(f *FlowConfig, alias string) (Value, bool) {
 	if v, ok := f.Connector[alias]; ok {
 		return v, true
 	}
@@ -431,7 +431,7 @@ func sortSettings(s []Setting) {
 
 // compileFilters builds the three filters, reporting bad regexes at the
 // line of the key that supplied the list.
-func (c *Config) compileFilters(f *Flow, sink *diagSink) {
+func (c *Config) compileFilters(f *FlowConfig, sink *diagSink) {
 	conn := f.Connector
 	origin := func(key string) (Pos, string) {
 		if v, ok := conn[key]; ok {

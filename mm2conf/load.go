@@ -53,7 +53,7 @@ type Config struct {
 	Targets []string
 	// Flows are the herders MM2 would create after --clusters, in
 	// `clusters` order: enabled flows and heartbeats-only ones.
-	Flows []*Flow
+	Flows []*FlowConfig
 	// Diagnostics are all findings, sorted by file:line.
 	Diagnostics Diagnostics
 
@@ -63,8 +63,9 @@ type Config struct {
 	fsys      FileSystem
 }
 
-// Flow is one source->target pair (one MM2 herder).
-type Flow struct {
+// FlowConfig is the MM2 file's settings of one source->target pair (one MM2 herder), as MM2
+// resolves them; pkg/flow.Flow is the validated flow built from it.
+type FlowConfig struct {
 	Source string
 	Target string
 	// HerderReason is why MM2 creates this herder: "enabled" (S->T.enabled
@@ -96,7 +97,7 @@ type Flow struct {
 }
 
 // Name is "S->T".
-func (f *Flow) Name() string { return f.Source + "->" + f.Target }
+func (f *FlowConfig) Name() string { return f.Source + "->" + f.Target }
 
 // Setting is one effective connector setting.
 type Setting struct {
@@ -125,7 +126,7 @@ func (c *Config) Err() error {
 }
 
 // Flow returns the flow named "S->T", or nil.
-func (c *Config) Flow(name string) *Flow {
+func (c *Config) Flow(name string) *FlowConfig {
 	for _, f := range c.Flows {
 		if f.Name() == name {
 			return f
@@ -135,8 +136,8 @@ func (c *Config) Flow(name string) *Flow {
 }
 
 // EnabledFlows returns the flows that replicate records.
-func (c *Config) EnabledFlows() []*Flow {
-	var out []*Flow
+func (c *Config) EnabledFlows() []*FlowConfig {
+	var out []*FlowConfig
 	for _, f := range c.Flows {
 		if f.Enabled {
 			out = append(out, f)
@@ -528,7 +529,7 @@ func (c *Config) resolve(opts LoadOptions, env func(string) (string, bool), sink
 			if !targetOK(t) {
 				continue
 			}
-			f := &Flow{Source: s, Target: t, cfg: c, clients: map[string]*ClientConfig{}}
+			f := &FlowConfig{Source: s, Target: t, cfg: c, clients: map[string]*ClientConfig{}}
 			f.HerderReason = "heartbeats"
 			if pairEnabled {
 				f.HerderReason = "enabled"
@@ -641,7 +642,7 @@ func (c *Config) resolveProps(p Props, sink *diagSink) {
 
 // ClientConfig returns the client configuration of a role (see Roles),
 // translated to librdkafka by clientconf. Unknown roles return nil.
-func (f *Flow) ClientConfig(role string) *ClientConfig {
+func (f *FlowConfig) ClientConfig(role string) *ClientConfig {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cc, ok := f.clients[role]; ok {
@@ -684,7 +685,7 @@ func (f *Flow) ClientConfig(role string) *ClientConfig {
 const OriginReadCommitted = "kmm default (MM2's: read_uncommitted): records of aborted source transactions are never copied"
 
 // usedRoles are the roles a flow's running connectors use.
-func (f *Flow) usedRoles() []string {
+func (f *FlowConfig) usedRoles() []string {
 	if !f.Enabled {
 		return []string{RoleTargetProducer, RoleTargetAdmin}
 	}
@@ -699,7 +700,7 @@ func (f *Flow) usedRoles() []string {
 }
 
 // clientDiags translates the used roles and converts clientconf findings.
-func (c *Config) clientDiags(f *Flow, sink *diagSink) {
+func (c *Config) clientDiags(f *FlowConfig, sink *diagSink) {
 	for _, role := range f.usedRoles() {
 		cc := f.ClientConfig(role)
 		for _, d := range cc.Librdkafka.Diags {

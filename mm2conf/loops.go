@@ -12,7 +12,7 @@ import (
 // name; without a prefix a record copied A->B is copied back B->A and again A->B, forever.
 // kmm copies records as MM2 does and has no other way to tell a copied record from a new one.
 func (c *Config) checkLoops(sink *diagSink) {
-	byName := map[string]*Flow{}
+	byName := map[string]*FlowConfig{}
 	for _, f := range c.Flows {
 		byName[f.Name()] = f
 	}
@@ -38,12 +38,12 @@ func (c *Config) checkLoops(sink *diagSink) {
 }
 
 // keepsNames reports whether f's remote topics carry no source prefix MM2 could detect.
-func keepsNames(f *Flow) bool {
+func keepsNames(f *FlowConfig) bool {
 	s := f.Settings
 	return s.ReplicationPolicyClass == IdentityPolicyClass || (s.ReplicationPolicySeparatorSet && s.ReplicationPolicySeparator == "")
 }
 
-func policyWords(a, b *Flow) string {
+func policyWords(a, b *FlowConfig) string {
 	if a.Settings.ReplicationPolicyClass == IdentityPolicyClass && b.Settings.ReplicationPolicyClass == IdentityPolicyClass {
 		return "IdentityReplicationPolicy"
 	}
@@ -51,7 +51,7 @@ func policyWords(a, b *Flow) string {
 }
 
 // filterLine says where a flow's topics filter comes from: file:line and the value, or MM2's default.
-func filterLine(f *Flow) string {
+func filterLine(f *FlowConfig) string {
 	v, ok := f.Connector["topics"]
 	val := strings.Join(f.Settings.Topics, ", ")
 	if !ok || v.Origin.IsDefault() {
@@ -66,7 +66,7 @@ var regexMeta = regexp.MustCompile(`\\.|[.*+?()\[\]{}|^$]`)
 // sample name (".*" and ".+" become "x", other metacharacters dropped) and the literal names in
 // the lists are tried against both filters. A match proves the overlap; no match is not a proof
 // of disjoint filters, so the check may miss exotic patterns but never warns wrongly.
-func sharedTopic(a, b *Flow) (string, bool) {
+func sharedTopic(a, b *FlowConfig) (string, bool) {
 	var candidates []string
 	for _, l := range [][]string{a.Settings.Topics, b.Settings.Topics} {
 		for _, p := range l {

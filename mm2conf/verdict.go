@@ -16,7 +16,7 @@ const (
 // Policy returns the flow's replication policy, configured as MM2 configures it from the
 // connector config: the separator read raw (an empty separator included), the internal-separator
 // flag, and for IdentityReplicationPolicy the connector's source.cluster.alias.
-func (f *Flow) Policy() (policy.Policy, error) {
+func (f *FlowConfig) Policy() (policy.Policy, error) {
 	s := f.Settings
 	internal := s.InternalTopicSeparatorEnabled
 	switch cls := s.ReplicationPolicyClass; cls {
@@ -51,7 +51,7 @@ type Names struct {
 }
 
 // Names returns the names the flow's connectors use.
-func (f *Flow) Names() (Names, error) {
+func (f *FlowConfig) Names() (Names, error) {
 	p, err := f.Policy()
 	if err != nil {
 		return Names{}, err
@@ -125,7 +125,7 @@ type GroupVerdict struct {
 
 // setting returns the effective value of a connector key with its origin (defaults included),
 // honouring the legacy *.blacklist aliases kmm applies.
-func (f *Flow) setting(key string) (Value, bool) {
+func (f *FlowConfig) setting(key string) (Value, bool) {
 	for _, s := range f.Effective {
 		if s.Key == key {
 			return s.Value, true
@@ -137,7 +137,7 @@ func (f *Flow) setting(key string) (Value, bool) {
 	return Value{}, false
 }
 
-func (f *Flow) rule(key, entry string) *Rule {
+func (f *FlowConfig) rule(key, entry string) *Rule {
 	v, _ := f.setting(key)
 	return &Rule{Key: key, Value: v.Resolved(), Entry: entry, Origin: v.Origin}
 }
@@ -176,7 +176,7 @@ func (r *Rule) describe() string {
 // Topic says what the flow does with a topic named name on its source cluster, as
 // MirrorSourceConnector.shouldReplicateTopic decides it: (the topic filter accepts it, or it is a
 // heartbeats topic and heartbeats.replication.enabled) and it is not internal and not a cycle.
-func (f *Flow) Topic(name string) TopicVerdict {
+func (f *FlowConfig) Topic(name string) TopicVerdict {
 	v := TopicVerdict{Flow: f.Name(), Topic: name}
 	p, err := f.Policy()
 	if err != nil || f.TopicFilter == nil {
@@ -258,7 +258,7 @@ func internalWhy(p policy.Policy, t string) string {
 // MirrorCheckpointConnector checkpoints it (the flow is enabled, checkpoints and offset syncs are
 // on, the group filter accepts it) and whether its translated offsets are synced to the target.
 // The checkpoints cover the partitions of topics the flow replicates.
-func (f *Flow) Group(name string) GroupVerdict {
+func (f *FlowConfig) Group(name string) GroupVerdict {
 	v := GroupVerdict{Flow: f.Name(), Group: name, TargetGroup: name}
 	s := f.Settings
 	switch {
@@ -351,7 +351,7 @@ func nameRule(r *Rule) *NameRule {
 
 // ExplainFlows returns the flows NamesOptions.Flow selects: the named one, else the enabled
 // flows, else (none enabled) every flow.
-func (c *Config) ExplainFlows(flow string) ([]*Flow, error) {
+func (c *Config) ExplainFlows(flow string) ([]*FlowConfig, error) {
 	if flow != "" {
 		f := c.Flow(flow)
 		if f == nil {
@@ -361,7 +361,7 @@ func (c *Config) ExplainFlows(flow string) ([]*Flow, error) {
 			}
 			return nil, &ErrUnknownFlow{Flow: flow, Known: known}
 		}
-		return []*Flow{f}, nil
+		return []*FlowConfig{f}, nil
 	}
 	if en := c.EnabledFlows(); len(en) > 0 {
 		return en, nil
@@ -370,7 +370,7 @@ func (c *Config) ExplainFlows(flow string) ([]*Flow, error) {
 }
 
 // TopicVerdicts answers, for every selected flow, what it does with each topic.
-func TopicVerdicts(flows []*Flow, topics []string) []NameVerdict {
+func TopicVerdicts(flows []*FlowConfig, topics []string) []NameVerdict {
 	var out []NameVerdict
 	for _, t := range topics {
 		for _, f := range flows {
@@ -386,7 +386,7 @@ func TopicVerdicts(flows []*Flow, topics []string) []NameVerdict {
 }
 
 // GroupVerdicts answers, for every selected flow, what it does with each consumer group.
-func GroupVerdicts(flows []*Flow, groups []string) []NameVerdict {
+func GroupVerdicts(flows []*FlowConfig, groups []string) []NameVerdict {
 	var out []NameVerdict
 	for _, g := range groups {
 		for _, f := range flows {

@@ -22,7 +22,7 @@ B->A.enabled = false
 	}
 	ab, ba := cfg.Flow("A->B"), cfg.Flow("B->A")
 	for _, c := range []struct {
-		f                    *Flow
+		f                    *FlowConfig
 		topic                string
 		replicated           bool
 		code, target, reason string

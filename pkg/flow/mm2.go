@@ -28,11 +28,11 @@ func FromMM2(cfg *mm2conf.Config) ([]*Flow, error) {
 	return out, nil
 }
 
-// PolicyOf builds the replication policy of an MM2 flow (mm2conf.Flow.Policy: MM2's
+// PolicyOf builds the replication policy of an MM2 flow (mm2conf.FlowConfig.Policy: MM2's
 // configuration of it, an empty separator included).
-func PolicyOf(f *mm2conf.Flow) (policy.Policy, error) { return f.Policy() }
+func PolicyOf(f *mm2conf.FlowConfig) (policy.Policy, error) { return f.Policy() }
 
-func clientSettings(f *mm2conf.Flow, s Side, c Client) map[string]string {
+func clientSettings(f *mm2conf.FlowConfig, s Side, c Client) map[string]string {
 	out := map[string]string{}
 	if cc := f.ClientConfig(Role(s, c)); cc != nil {
 		maps.Copy(out, cc.Librdkafka.Config)
@@ -43,7 +43,7 @@ func clientSettings(f *mm2conf.Flow, s Side, c Client) map[string]string {
 const workerPrefix = "<T>."
 
 // setInFile reports whether the file sets key (a connector key, or a <T>. worker key).
-func setInFile(f *mm2conf.Flow, key string) bool {
+func setInFile(f *mm2conf.FlowConfig, key string) bool {
 	if w, ok := strings.CutPrefix(key, workerPrefix); ok {
 		_, set := f.Worker.Get(w)
 		return set
@@ -56,7 +56,7 @@ func setInFile(f *mm2conf.Flow, key string) bool {
 	return false
 }
 
-func workerInt(f *mm2conf.Flow, key string) int {
+func workerInt(f *mm2conf.FlowConfig, key string) int {
 	if v, ok := f.Worker.Get(key); ok {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
 			return n
@@ -65,7 +65,7 @@ func workerInt(f *mm2conf.Flow, key string) int {
 	return 0 // unset: Validate fills the default
 }
 
-func fromMM2Flow(mf *mm2conf.Flow) (*Flow, error) {
+func fromMM2Flow(mf *mm2conf.FlowConfig) (*Flow, error) {
 	p, err := PolicyOf(mf)
 	if err != nil {
 		return nil, err

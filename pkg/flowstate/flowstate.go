@@ -90,8 +90,8 @@ type TopicEnd struct {
 	End       int64  `json:"end"`
 }
 
-// Flow is the value of flow/<S>-><T>.
-type Flow struct {
+// FlowRecord is the value of flow/<S>-><T>.
+type FlowRecord struct {
 	Version int       `json:"v"`
 	Type    string    `json:"type"` // "flow"
 	Flow    string    `json:"flow"` // "S->T"
@@ -246,10 +246,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Encode returns the record value of v (*Flow, *Ends or *Lease), setting its version and type.
+// Encode returns the record value of v (*FlowRecord, *Ends or *Lease), setting its version and type.
 func Encode(v any) ([]byte, error) {
 	switch r := v.(type) {
-	case *Flow:
+	case *FlowRecord:
 		r.Version, r.Type = FormatVersion, "flow"
 		if !r.State.Valid() {
 			return nil, fmt.Errorf("flow state %q is not one of REPLICATING, FAILING_OVER, FAILED_OVER, FAILING_BACK", r.State)
@@ -285,11 +285,11 @@ func decode(b []byte, typ string, into any) error {
 }
 
 // DecodeFlow reads a flow state value. A nil value (tombstone) is nil, nil.
-func DecodeFlow(b []byte) (*Flow, error) {
+func DecodeFlow(b []byte) (*FlowRecord, error) {
 	if b == nil {
 		return nil, nil
 	}
-	var f Flow
+	var f FlowRecord
 	if err := decode(b, "flow", &f); err != nil {
 		return nil, err
 	}
@@ -324,14 +324,14 @@ func DecodeLease(b []byte) (*Lease, error) {
 }
 
 // ReplicatingFor is the state of a flow without a record.
-func ReplicatingFor(flowName string) *Flow {
-	return &Flow{Version: FormatVersion, Type: "flow", Flow: flowName, State: Replicating}
+func ReplicatingFor(flowName string) *FlowRecord {
+	return &FlowRecord{Version: FormatVersion, Type: "flow", Flow: flowName, State: Replicating}
 }
 
 // Newest returns the copy with the highest epoch (nil copies are skipped; on a tie the first);
 // with no copy, the flow is REPLICATING at epoch 0.
-func Newest(flowName string, copies ...*Flow) *Flow {
-	var best *Flow
+func Newest(flowName string, copies ...*FlowRecord) *FlowRecord {
+	var best *FlowRecord
 	for _, c := range copies {
 		if c != nil && (best == nil || c.Epoch > best.Epoch) {
 			best = c
@@ -346,7 +346,7 @@ func Newest(flowName string, copies ...*Flow) *Flow {
 // Next returns the record of the transition from cur to state: epoch+1, the given time, mode,
 // who and run id. It refuses transitions the state machine does not have (see the package
 // comment); a transition to the state the flow is already in is allowed (a resumed run).
-func Next(cur *Flow, state State, at time.Time, mode, by, runID string) (*Flow, error) {
+func Next(cur *FlowRecord, state State, at time.Time, mode, by, runID string) (*FlowRecord, error) {
 	from := cur.State
 	if from == "" {
 		from = Replicating
@@ -365,7 +365,7 @@ func Next(cur *Flow, state State, at time.Time, mode, by, runID string) (*Flow, 
 	if !ok {
 		return nil, fmt.Errorf("flow %s is %s: it cannot become %s", cur.Flow, from, state)
 	}
-	return &Flow{Version: FormatVersion, Type: "flow", Flow: cur.Flow, State: state, Epoch: cur.Epoch + 1, At: at.UTC(),
+	return &FlowRecord{Version: FormatVersion, Type: "flow", Flow: cur.Flow, State: state, Epoch: cur.Epoch + 1, At: at.UTC(),
 		Mode: mode, By: by, RunID: runID}, nil
 }
 

@@ -34,7 +34,7 @@ type Options struct {
 	AllowRemote bool
 	// WorkerID is the worker_id of Connect statuses (default "<hostname>:<port>").
 	WorkerID string
-	// Configs holds MM2's connector config per flow name "S->T" (mm2conf.Flow.Connector, raw
+	// Configs holds MM2's connector config per flow name "S->T" (mm2conf.FlowConfig.Connector, raw
 	// values), for GET /connectors/{name}[/config]. Secret keys are hidden whatever the
 	// caller passes. Flows without an entry get a minimal config.
 	Configs map[string]map[string]string

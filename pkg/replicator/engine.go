@@ -637,7 +637,7 @@ func (e *engine) loop(ctx context.Context) error {
 	next := struct{ refresh, configs, acls, flush, progress, ends, promote time.Time }{
 		now.Add(f.RefreshTopicsInterval), now.Add(f.SyncConfigsInterval), now.Add(f.SyncACLsInterval),
 		now.Add(f.OffsetFlushInterval), now.Add(e.opt.ProgressEvery), now, now.Add(f.SyncPromoteInterval)}
-	var marked chan *flowstate.Flow // nil (never ready) for a flow without a state keeper
+	var marked chan *flowstate.FlowRecord // nil (never ready) for a flow without a state keeper
 	if e.state != nil {
 		marked = e.state.marked
 	}
@@ -934,7 +934,7 @@ func (e *engine) drain(begin, deadline time.Time) drainResult {
 // stop fetching, drain what is in flight, store final progress, stop offset syncs, checkpoints,
 // group offset sync and heartbeats, release the lease; one log line says so, and the flow's
 // stats say PAUSED with the reason.
-func (e *engine) stopForState(st *flowstate.Flow) {
+func (e *engine) stopForState(st *flowstate.FlowRecord) {
 	e.stopped.Store(true)
 	e.running.Store(false)
 	reason := fmt.Sprintf("stopped: flow %s marked %s (epoch %d) by %s, run %s", st.Flow, st.State, st.Epoch, st.By, st.RunID)

@@ -28,7 +28,7 @@ const (
 const statePoll = 500 * time.Millisecond
 
 // errMarked stops one flow (not the process) because its state says it must not run.
-type errMarked struct{ st *flowstate.Flow }
+type errMarked struct{ st *flowstate.FlowRecord }
 
 func (e *errMarked) Error() string {
 	return fmt.Sprintf("flow %s marked %s (epoch %d, by %s, run %s)", e.st.Flow, e.st.State, e.st.Epoch, e.st.By, e.st.RunID)
@@ -44,9 +44,9 @@ type stateKeeper struct {
 	listen   string
 	prod     cluster.Producer
 	reader   cluster.Reader
-	marked   chan *flowstate.Flow
+	marked   chan *flowstate.FlowRecord
 	startEp  int64
-	begin    *flowstate.Flow // the state read at start
+	begin    *flowstate.FlowRecord // the state read at start
 	mu       sync.Mutex
 	released bool
 	// stop, set by the engine, cancels its control loop (which may be blocked on an unreachable
@@ -63,8 +63,8 @@ type stateKeeper struct {
 }
 
 // readFlowState returns the newest copy of the flow's state record on T and, when readable, S.
-func readFlowState(ctx context.Context, src, tgt cluster.Cluster, name, s, t string) (*flowstate.Flow, error) {
-	var copies []*flowstate.Flow
+func readFlowState(ctx context.Context, src, tgt cluster.Cluster, name, s, t string) (*flowstate.FlowRecord, error) {
+	var copies []*flowstate.FlowRecord
 	for i, c := range []cluster.Cluster{tgt, src} {
 		if c == nil {
 			continue
@@ -89,7 +89,7 @@ func readFlowState(ctx context.Context, src, tgt cluster.Cluster, name, s, t str
 func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 	f := e.flow
 	host, _ := os.Hostname()
-	k := &stateKeeper{e: e, started: time.Now(), listen: e.opt.Listen, marked: make(chan *flowstate.Flow, 1), markedC: make(chan struct{}),
+	k := &stateKeeper{e: e, started: time.Now(), listen: e.opt.Listen, marked: make(chan *flowstate.FlowRecord, 1), markedC: make(chan struct{}),
 		instance: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixMilli())}
 	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: plan.StateTopic, Partitions: 1, RF: f.StateTopicRF(),
 		Configs: map[string]string{"cleanup.policy": "compact"}}, "checkpoints.topic.replication.factor"); err != nil {
@@ -422,7 +422,7 @@ func (k *stateKeeper) release(deadline time.Time) {
 const leaseReleaseWait = 2 * time.Second
 
 // isMarked returns the state that stopped a flow.
-func isMarked(err error) (*flowstate.Flow, bool) {
+func isMarked(err error) (*flowstate.FlowRecord, bool) {
 	var m *errMarked
 	if errors.As(err, &m) {
 		return m.st, true
@@ -433,23 +433,23 @@ func isMarked(err error) (*flowstate.Flow, bool) {
 // atomicFlow holds the mark that stopped a flow.
 type atomicFlow struct {
 	mu sync.Mutex
-	st *flowstate.Flow
+	st *flowstate.FlowRecord
 }
 
-func (a *atomicFlow) Load() *flowstate.Flow {
+func (a *atomicFlow) Load() *flowstate.FlowRecord {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.st
 }
 
-func (a *atomicFlow) Store(st *flowstate.Flow) {
+func (a *atomicFlow) Store(st *flowstate.FlowRecord) {
 	a.mu.Lock()
 	a.st = st
 	a.mu.Unlock()
 }
 
 // markedState is the mark that stopped the flow, nil if none (nil-safe).
-func (k *stateKeeper) markedState() *flowstate.Flow {
+func (k *stateKeeper) markedState() *flowstate.FlowRecord {
 	if k == nil {
 		return nil
 	}
@@ -458,7 +458,7 @@ func (k *stateKeeper) markedState() *flowstate.Flow {
 
 // current is the flow's state as the keeper knows it: the mark that stopped the flow, else the
 // state read at start (nil-safe).
-func (k *stateKeeper) current() *flowstate.Flow {
+func (k *stateKeeper) current() *flowstate.FlowRecord {
 	if k == nil {
 		return nil
 	}

@@ -344,7 +344,7 @@ func groupStatus(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) []
 // drState reads the flow's state record (newest epoch of T's and S's copies) and its live
 // replicator leases from __kmm_state.
 func drState(ctx context.Context, src, tgt cluster.Cluster, f *flow.Flow) (state, detail string, alive int, workers []health.Worker) {
-	var copies []*flowstate.Flow
+	var copies []*flowstate.FlowRecord
 	var leases []*flowstate.Lease
 	for _, c := range []cluster.Cluster{tgt, src} {
 		if c == nil {

@@ -95,7 +95,7 @@ type FailbackOptions struct {
 type Failback struct {
 	F, Rev *flow.Flow
 	S, T   cluster.Cluster
-	State  *flowstate.Flow // the FAILED_OVER (or FAILING_BACK, resumed) record
+	State  *flowstate.FlowRecord // the FAILED_OVER (or FAILING_BACK, resumed) record
 	Groups []string        // groups with offsets on T to move back, sorted
 	// RevTPs are T's partitions the reverse flow copies (heartbeats excluded): quiet and drain.
 	RevTPs   []cluster.TP

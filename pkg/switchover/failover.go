@@ -346,8 +346,8 @@ func (a drain) Apply(ctx context.Context, _ plan.Step) (map[string]int64, error)
 }
 
 // ReadFlowState returns the newest copy of the flow's state on T and, when given, S.
-func ReadFlowState(ctx context.Context, f *flow.Flow, tgt, src cluster.Cluster) (*flowstate.Flow, error) {
-	var copies []*flowstate.Flow
+func ReadFlowState(ctx context.Context, f *flow.Flow, tgt, src cluster.Cluster) (*flowstate.FlowRecord, error) {
+	var copies []*flowstate.FlowRecord
 	for i, c := range []cluster.Cluster{tgt, src} {
 		if c == nil {
 			continue

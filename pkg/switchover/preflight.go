@@ -253,7 +253,7 @@ func Drift(ctx context.Context, env Env, f *flow.Flow) []string {
 
 // gateFlowState is the gate "flow-state" of a failover: the flow is not FAILED_OVER or
 // FAILING_BACK already.
-func (g *Gates) gateFlowState(f *flow.Flow, st *flowstate.Flow, emergency bool) {
+func (g *Gates) gateFlowState(f *flow.Flow, st *flowstate.FlowRecord, emergency bool) {
 	in := map[string]any{"state": st.State, "epoch": st.Epoch}
 	switch {
 	case st.State == flowstate.FailedOver && !emergency:

@@ -382,7 +382,7 @@ func failback(ctx context.Context, res *Result, flows []*flow.Flow, f *flow.Flow
 	}
 	fmt.Fprintf(os.Stderr, "bench-failover: kmm failback translate + commit (load %s)\n", loadavg())
 	fb := &switchover.Failback{F: f, Rev: rev, S: src, T: tgt, Groups: names, Opt: switchover.FailbackOptions{Stranded: switchover.StrandedQuarantine, Timeout: 5 * time.Minute, By: "bench-failover"},
-		State: &flowstate.Flow{Flow: f.Name(), State: flowstate.FailedOver, Epoch: 2, Cut: cut}}
+		State: &flowstate.FlowRecord{Flow: f.Name(), State: flowstate.FailedOver, Epoch: 2, Cut: cut}}
 	t0 := time.Now()
 	tr, err := fb.Translate(ctx)
 	if err != nil {

@@ -48,7 +48,7 @@ func runExplainNames(o *ExplainOptions, fac *cmdutil.Factory, cfg *mm2conf.Confi
 			if err != nil {
 				return err
 			}
-			vs := mm2conf.TopicVerdicts([]*mm2conf.Flow{f}, names)
+			vs := mm2conf.TopicVerdicts([]*mm2conf.FlowConfig{f}, names)
 			n := 0
 			for _, v := range vs {
 				if v.Replicated {

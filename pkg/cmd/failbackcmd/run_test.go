@@ -57,7 +57,7 @@ func newFbBed(t *testing.T, state flowstate.State) *fbBed {
 	fb := &fbBed{a: a, b: b, props: kfakebed.WriteProps(t, []kfakebed.Cluster{a, b}, "A->B.enabled = true", "A->B.topics = orders", "A->B.groups = g.*",
 		"B->A.enabled = true", "B->A.topics = orders")}
 	if state != flowstate.Replicating {
-		st := &flowstate.Flow{Version: 1, Type: "flow", Flow: "A->B", State: state, Epoch: 2, At: time.Now(), Mode: "planned", By: "test",
+		st := &flowstate.FlowRecord{Version: 1, Type: "flow", Flow: "A->B", State: state, Epoch: 2, At: time.Now(), Mode: "planned", By: "test",
 			Cut: []flowstate.PartitionCut{{Topic: "orders", Partition: 0, SourceEnd: 10, Replicated: 10, ReplicatedSource: "drained (exact)", TargetEnd: 10},
 				{Topic: "orders", Partition: 1, SourceEnd: 10, Replicated: 10, ReplicatedSource: "drained (exact)", TargetEnd: 10}}}
 		for _, c := range []kfakebed.Cluster{a, b} {
@@ -91,7 +91,7 @@ func commit(t *testing.T, c kfakebed.Cluster, group, topic string, offs map[int3
 	}
 }
 
-func (fb *fbBed) state(t *testing.T) *flowstate.Flow {
+func (fb *fbBed) state(t *testing.T) *flowstate.FlowRecord {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -100,7 +100,7 @@ func writeState(t *testing.T, c kfakebed.Cluster, key string, v any) {
 	c.Produce(t, []cluster.Record{{Topic: plan.StateTopic, Partition: 0, Key: []byte(key), Value: b}})
 }
 
-func (fb *foBed) flowState(t *testing.T) *flowstate.Flow {
+func (fb *foBed) flowState(t *testing.T) *flowstate.FlowRecord {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -274,10 +274,10 @@ func TestRunPreflightGatesRefuse(t *testing.T) {
 		passes bool // the gate is overridden/not judged: the command goes through
 	}{
 		{name: "flow already failed over", setup: func(t *testing.T, fb *foBed) {
-			writeState(t, fb.b, flowstate.FlowKey("A", "B"), &flowstate.Flow{Version: 1, Type: "flow", Flow: "A->B", State: flowstate.FailedOver, Epoch: 2, At: time.Now()})
+			writeState(t, fb.b, flowstate.FlowKey("A", "B"), &flowstate.FlowRecord{Version: 1, Type: "flow", Flow: "A->B", State: flowstate.FailedOver, Epoch: 2, At: time.Now()})
 		}, kind: kerr.CheckFailed, want: "already FAILED_OVER"},
 		{name: "failing back", setup: func(t *testing.T, fb *foBed) {
-			writeState(t, fb.b, flowstate.FlowKey("A", "B"), &flowstate.Flow{Version: 1, Type: "flow", Flow: "A->B", State: flowstate.FailingBack, Epoch: 3, At: time.Now()})
+			writeState(t, fb.b, flowstate.FlowKey("A", "B"), &flowstate.FlowRecord{Version: 1, Type: "flow", Flow: "A->B", State: flowstate.FailingBack, Epoch: 3, At: time.Now()})
 		}, kind: kerr.CheckFailed, want: "is FAILING_BACK"},
 		{name: "no remote topic", setup: func(t *testing.T, fb *foBed) { fb.a.CreateTopic(t, "orders2", 1) },
 			lines: []string{"A->B.topics = orders.*"}, kind: kerr.CheckFailed, want: "topic orders2 has no remote topic A.orders2 on B"},

@@ -355,7 +355,7 @@ func (rd *reader) state(ctx context.Context, f *flow.Flow) (*httpapi.FlowState, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s on %s: %w", plan.StateTopic, f.Target, err)
 	}
-	var copies []*flowstate.Flow
+	var copies []*flowstate.FlowRecord
 	if st, err := flowstate.DecodeFlow(recs[flowstate.FlowKey(f.Source, f.Target)]); err == nil && st != nil {
 		copies = append(copies, st)
 	}
