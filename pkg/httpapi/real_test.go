@@ -21,10 +21,10 @@ import (
 	"github.com/kmmproject/kmm/e2e/testbed"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/httpapi"
-	"github.com/kmmproject/kmm/pkg/replicator/replsource"
 	"github.com/kmmproject/kmm/pkg/policy"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 	"github.com/kmmproject/kmm/pkg/replicator"
+	"github.com/kmmproject/kmm/pkg/replicator/replsource"
 )
 
 func realFlow(src, tgt testbed.Cluster, topic string) *flow.Flow {

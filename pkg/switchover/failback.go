@@ -96,7 +96,7 @@ type Failback struct {
 	F, Rev *flow.Flow
 	S, T   cluster.Cluster
 	State  *flowstate.FlowRecord // the FAILED_OVER (or FAILING_BACK, resumed) record
-	Groups []string        // groups with offsets on T to move back, sorted
+	Groups []string              // groups with offsets on T to move back, sorted
 	// RevTPs are T's partitions the reverse flow copies (heartbeats excluded): quiet and drain.
 	RevTPs   []cluster.TP
 	Stranded []StrandedRange

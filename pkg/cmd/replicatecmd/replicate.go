@@ -19,10 +19,10 @@ import (
 	"github.com/kmmproject/kmm/pkg/cmd/cmdutil"
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/httpapi"
-	"github.com/kmmproject/kmm/pkg/replicator/replsource"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/output"
 	"github.com/kmmproject/kmm/pkg/replicator"
+	"github.com/kmmproject/kmm/pkg/replicator/replsource"
 )
 
 // Options are the flags and arguments of `kmm replicate`.
