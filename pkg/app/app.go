@@ -24,6 +24,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
+	"github.com/kmmproject/kmm/pkg/whoami"
 )
 
 // Exit codes. Documented in `kmm --help` and README ("Exit codes"); ExitCode is the only mapping.
@@ -164,8 +165,8 @@ func VersionString() string {
 func newApp(io *iostreams.IOStreams) *cli.App { return newAppWith(io, rdkafka.Opener{}) }
 
 func newAppWith(io *iostreams.IOStreams, clusters cluster.Opener) *cli.App {
-	f := &Factory{IO: io}
-	cf := &cmdutil.Factory{IO: io, Logger: f.Logger, Now: time.Now, Clusters: clusters, Groups: groupprobe.Prober{}, Getenv: os.Getenv,
+	logs := &logging{IO: io}
+	cf := &cmdutil.Factory{IO: io, Logger: logs.Logger, Clock: time.Now, Who: whoami.Who, Clusters: clusters, Groups: groupprobe.Prober{}, Getenv: os.Getenv,
 		Replicate: replicatecmd.RunFlows, ExitCode: ExitCode}
 	a := &cli.App{
 		Name:                 "kmm",
@@ -190,11 +191,11 @@ func newAppWith(io *iostreams.IOStreams, clusters cluster.Opener) *cli.App {
 			default:
 				return kerr.New(kerr.Usage, "--color must be auto, always or never, not %q", m)
 			}
-			f.LogLevel, f.LogFormat = c.String("log-level"), c.String("log-format")
-			if err := f.validateLogging(); err != nil {
+			logs.LogLevel, logs.LogFormat = c.String("log-level"), c.String("log-format")
+			if err := logs.validate(); err != nil {
 				return err
 			}
-			f.setupLogging()
+			logs.setup()
 			return nil
 		},
 		Action: func(c *cli.Context) error {

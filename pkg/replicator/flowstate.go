@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"sync"
 	"syscall"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/kmmproject/kmm/pkg/flowstate"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/plan"
+	"github.com/kmmproject/kmm/pkg/whoami"
 )
 
 // LeaseRefresh is how often a running flow refreshes its lease and its source end-offset
@@ -208,7 +208,7 @@ func (k *stateKeeper) checkAlone(ctx context.Context) error {
 			return nil, err
 		}
 		out := map[string]*flowstate.Lease{}
-		me := userAtHost()
+		me := whoami.UserAtHost()
 		for _, l := range flowstate.Leases(recs, f.Source, f.Target) {
 			if !l.Alive(time.Now()) || l.Instance == k.instance {
 				continue
@@ -250,15 +250,6 @@ func (k *stateKeeper) checkAlone(ctx context.Context) error {
 	return nil // not refreshed: a process that is gone; its lease expires by itself
 }
 
-func userAtHost() string {
-	host, _ := os.Hostname()
-	name := "unknown"
-	if u, err := user.Current(); err == nil {
-		name = u.Username
-	}
-	return name + "@" + host
-}
-
 // refresh writes the lease and the source ends snapshot.
 func (k *stateKeeper) refresh(ctx context.Context) error {
 	k.mu.Lock()
@@ -271,7 +262,7 @@ func (k *stateKeeper) refresh(ctx context.Context) error {
 	}
 	f := k.e.flow
 	now := time.Now()
-	lease := &flowstate.Lease{Flow: f.Name(), Instance: k.instance, Host: userAtHost(), PID: os.Getpid(), Started: k.started.UTC(),
+	lease := &flowstate.Lease{Flow: f.Name(), Instance: k.instance, Host: whoami.UserAtHost(), PID: os.Getpid(), Started: k.started.UTC(),
 		Refreshed: now.UTC(), TTL: flowstate.Duration(LeaseTTL), KMM: buildinfo.Version, Listen: k.listen}
 	if ws := k.e.workers.stats(); ws != nil {
 		lease.Workers = &flowstate.LeaseWorkers{Group: ws.Group, Leader: ws.Leader, Partitions: ws.Partitions}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -61,10 +60,10 @@ func Apply(ctx context.Context, f *Factory, o ApplyOptions, p *plan.Plan, ex *pl
 		verb = "changed"
 	}
 	if ex.Now == nil {
-		ex.Now = f.Clock
+		ex.Now = f.Now
 	}
 	if ex.Host == "" {
-		ex.Host, _ = os.Hostname()
+		ex.Host = f.Host()
 	}
 	if ex.Version == "" {
 		ex.Version = buildinfo.Version

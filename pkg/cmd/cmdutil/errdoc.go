@@ -31,5 +31,5 @@ func (f *Factory) ErrorDoc(command string, err error) output.ErrorDoc {
 	if f.ExitCode != nil {
 		code = f.ExitCode(err)
 	}
-	return NewErrorDoc(command, code, err, f.now())
+	return NewErrorDoc(command, code, err, f.Now())
 }

@@ -12,17 +12,23 @@ import (
 	"github.com/kmmproject/kmm/pkg/flow"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/kerr"
+	"github.com/kmmproject/kmm/pkg/whoami"
 )
 
-// Factory hands a command everything it may use: the IO streams, a logger, a clock, the flows of
-// the MM2 file named on its command line, and an Opener for the clusters of those flows. pkg/app
-// builds the real one (librdkafka clusters, the wall clock); tests build their own (in-memory
-// streams, a fixed clock, fake or in-process kfake clusters). Commands never open clients, read
-// the clock or the environment any other way.
+// Factory hands a command everything it may use: the IO streams, a logger, a clock, who runs it
+// (user@host), the flows of the MM2 file named on its command line, and an Opener for the
+// clusters of those flows. pkg/app builds the real one (librdkafka clusters, the wall clock,
+// pkg/whoami); tests build their own (in-memory streams, a fixed clock, fake or in-process kfake
+// clusters). Commands never open clients, read the clock, the host or the environment any other
+// way.
 type Factory struct {
-	IO       *iostreams.IOStreams
-	Logger   func() *slog.Logger
-	Now      func() time.Time
+	IO     *iostreams.IOStreams
+	Logger func() *slog.Logger
+	// Clock is the time (read it with Now); nil: the wall clock.
+	Clock func() time.Time
+	// Who is the user and host running the command (read it with UserAtHost and Host); nil:
+	// pkg/whoami.
+	Who      func() (user, host string)
 	Clusters cluster.Opener
 	// Groups describes groups librdkafka cannot (Kafka Connect's); nil: such checks are skipped
 	// with a warning.
@@ -40,19 +46,36 @@ type Factory struct {
 // NewTestFactory returns a factory over in-memory streams with the given opener and clock; the
 // logger writes to the error stream and the environment is empty.
 func NewTestFactory(io *iostreams.IOStreams, clusters cluster.Opener, now func() time.Time) *Factory {
-	return &Factory{IO: io, Clusters: clusters, Now: now, Getenv: func(string) string { return "" },
+	return &Factory{IO: io, Clusters: clusters, Clock: now, Getenv: func(string) string { return "" },
 		Logger: func() *slog.Logger { return slog.New(slog.NewTextHandler(io.ErrOut, nil)) }}
 }
 
-func (f *Factory) now() time.Time {
-	if f.Now == nil {
+// Now returns the factory clock's time.
+func (f *Factory) Now() time.Time {
+	if f.Clock == nil {
 		return time.Now()
 	}
 	return f.Now()
 }
 
-// Clock returns the factory's clock.
-func (f *Factory) Clock() time.Time { return f.now() }
+func (f *Factory) who() (string, string) {
+	if f.Who == nil {
+		return whoami.Who()
+	}
+	return f.Who()
+}
+
+// UserAtHost returns who runs the command, "user@host": the "by" of kmm's records and reports.
+func (f *Factory) UserAtHost() string {
+	name, host := f.who()
+	return name + "@" + host
+}
+
+// Host returns the name of the host running the command.
+func (f *Factory) Host() string {
+	_, host := f.who()
+	return host
+}
 
 // Env reads an environment variable through the factory.
 func (f *Factory) Env(key string) string {

@@ -126,7 +126,7 @@ func RunCheck(o *CheckOptions, f *cmdutil.Factory) error {
 	if cfg == nil {
 		return kerr.Wrap(kerr.Usage, loadErr)
 	}
-	rep := mm2conf.NewCheckReport(cfg, mm2conf.ReportOptions{GeneratedAt: f.Clock().UTC()})
+	rep := mm2conf.NewCheckReport(cfg, mm2conf.ReportOptions{GeneratedAt: f.Now().UTC()})
 	overlayIntervals(cfg, rep)
 	var err error
 	if o.Output == "json" {
@@ -191,7 +191,7 @@ func RunExplain(o *ExplainOptions, f *cmdutil.Factory) error {
 	if len(o.Topics) > 0 || len(o.Groups) > 0 || o.AllTopics {
 		return runExplainNames(o, f, cfg, loadErr)
 	}
-	rep, err := mm2conf.NewExplainReport(cfg, mm2conf.ExplainOptions{ReportOptions: mm2conf.ReportOptions{GeneratedAt: f.Clock().UTC()},
+	rep, err := mm2conf.NewExplainReport(cfg, mm2conf.ExplainOptions{ReportOptions: mm2conf.ReportOptions{GeneratedAt: f.Now().UTC()},
 		Flow: o.Flow, Keys: o.Keys, Sections: o.Sections})
 	if err != nil {
 		return kerr.Wrap(kerr.Usage, err)

@@ -61,7 +61,7 @@ func runExplainNames(o *ExplainOptions, fac *cmdutil.Factory, cfg *mm2conf.Confi
 	}
 	items = append(items, mm2conf.GroupVerdicts(flows, o.Groups)...)
 	if o.Output == "json" {
-		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "config-explain-names", GeneratedAt: fac.Clock().UTC(), Items: nonNilVerdicts(items)})
+		err = output.WriteJSON(io.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "config-explain-names", GeneratedAt: fac.Now().UTC(), Items: nonNilVerdicts(items)})
 	} else {
 		width := io.Width()
 		if o.Wide {

@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/user"
 	"strings"
 	"time"
 
@@ -179,17 +177,6 @@ func (o *Common) CheckWaits() error {
 // FenceOptions are the fence flags as pkg/switchover takes them.
 func (o *Common) FenceOptions(hookOut io.Writer) switchover.FenceOptions {
 	return switchover.FenceOptions{Method: o.Fence, Principals: o.FencePrincipals, Command: o.FenceCommand, HookOut: hookOut}
-}
-
-// UserAtHost is who ran the command: the OS user and the host name (recorded in the flow state
-// and the evidence report).
-func UserAtHost() string {
-	host, _ := os.Hostname()
-	name := "unknown"
-	if u, err := user.Current(); err == nil {
-		name = u.Username
-	}
-	return name + "@" + host
 }
 
 // Env is the switchover environment of a command: the factory's clusters, group prober and

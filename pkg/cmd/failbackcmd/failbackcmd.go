@@ -124,7 +124,7 @@ type envelope struct {
 
 // Run runs `kmm failback`.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
-	start := fac.Clock()
+	start := fac.Now()
 	ios := fac.IO
 	if err := cmdutil.Validate(o); err != nil {
 		return err
@@ -149,7 +149,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		return kerr.New(kerr.Usage, "the file has no flow %s->%s (clusters = %s, %s): failback copies the target's new records back through it", f.Target, f.Source, f.Source, f.Target)
 	}
 	req := switchover.FailbackRequest{F: f, Rev: rev, Groups: o.Groups, GroupMatch: groupMatch, GroupsRegex: o.GroupsRegex, Stranded: o.Stranded,
-		Fence: o.FenceOptions(nil), QuietFor: o.QuietFor, Timeout: o.Timeout, Force: o.Force, MaxRevLag: o.MaxRevLag, By: drshared.UserAtHost()}
+		Fence: o.FenceOptions(nil), QuietFor: o.QuietFor, Timeout: o.Timeout, Force: o.Force, MaxRevLag: o.MaxRevLag, By: fac.UserAtHost()}
 	if o.StartReverse {
 		if fac.Replicate == nil {
 			return kerr.New(kerr.Usage, "--start-reverse: this build cannot run flows in process")
@@ -182,7 +182,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	defer journal.Close()
 	ex := &plan.Executor{Journal: journal, Actions: fb.Actions()}
 	applied, err := cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
-	env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failback", GeneratedAt: fac.Clock().UTC(), Items: fb.Translated()},
+	env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failback", GeneratedAt: fac.Now().UTC(), Items: fb.Translated()},
 		Plan: p, Gates: gates, Stranded: fb.Stranded, StrandedMode: o.Stranded}
 	if env.Stranded == nil {
 		env.Stranded = []switchover.StrandedRange{}
@@ -206,7 +206,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		if werr := output.WriteJSON(ios.Out, env); werr != nil && err == nil {
 			err = werr
 		}
-		return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
+		return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Now(), err)
 	}
 	if tr := fb.Translated(); len(tr) > 0 {
 		fmt.Fprintln(ios.Out)
@@ -233,7 +233,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			fmt.Fprintf(ios.Out, "not copied back: %d record(s) written on %s into remote topics after the cut (MM2's cycle rule; see the plan's notes)\n", env.RemoteWritesRecords, f.Target)
 		}
 	}
-	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
+	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Now(), err)
 }
 
 // strandedFate says what --stranded does with the stranded records.
@@ -249,7 +249,7 @@ var strandedFate = map[string]string{
 // that reached the target) and the groups' translations back.
 func evidence(o *Options, f *flow.Flow, fac *cmdutil.Factory, start time.Time, by string, p *plan.Plan, applied *cmdutil.Applied, err error,
 	gates switchover.Gates, fb *switchover.Failback, env envelope) *drshared.Evidence {
-	ev := drshared.NewEvidence("failback", "--stranded "+o.Stranded, f, start, fac.Clock(), by, p, o.ApplyOpts, applied, err)
+	ev := drshared.NewEvidence("failback", "--stranded "+o.Stranded, f, start, fac.Now(), by, p, o.ApplyOpts, applied, err)
 	ev.Gates = gates
 	ev.Translations = fb.Translated()
 	ev.TranslationColumns = &drshared.Columns{Topic: "Topic on " + f.Target, Offset: "Offset on " + f.Target, RemoteTopic: "Topic on " + f.Source, RemoteOffset: "Offset on " + f.Source}

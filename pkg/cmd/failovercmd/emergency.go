@@ -66,7 +66,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 	defer journal.Close()
 	ex := &plan.Executor{Journal: journal, Actions: e.Actions()}
 	applied, err := cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)
-	env := emergencyEnvelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(), Items: e.Translated()},
+	env := emergencyEnvelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Now().UTC(), Items: e.Translated()},
 		Plan: p, Gates: gates, RPO: e.RPORows, CheckpointAges: e.CkAges}
 	if applied != nil && applied.Report != nil {
 		env.Report = applied.Report
@@ -78,7 +78,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 		}
 		env.RTOMillis = drshared.RTO(applied.Report, switchover.KindCommitTranslated, start)
 	}
-	ev := drshared.NewEvidence("failover", o.Mode, f, start, fac.Clock(), req.By, p, o.ApplyOpts, applied, err)
+	ev := drshared.NewEvidence("failover", o.Mode, f, start, fac.Now(), req.By, p, o.ApplyOpts, applied, err)
 	ev.Gates = gates
 	if env.RTOMillis > 0 {
 		ev.RTOMillis, ev.RTONote = env.RTOMillis, "start to the last group commit: consumers may resume on "+f.Target
@@ -103,7 +103,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 		if werr := output.WriteJSON(ios.Out, env); werr != nil && err == nil {
 			err = werr
 		}
-		return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
+		return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Now(), err)
 	}
 	fmt.Fprintln(ios.Out)
 	if tr := e.Translated(); len(tr) > 0 {
@@ -125,7 +125,7 @@ func runEmergency(ctx context.Context, o *Options, fac *cmdutil.Factory, req swi
 		err = terr
 	}
 	fmt.Fprintf(ios.Out, "RPO %s\n", rpoNote(f.Source, f.Target, env.RPOMin, env.RPOMax, env.RPOAgeMs))
-	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
+	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Now(), err)
 }
 
 // rpoNote words an emergency failover's RPO: the records known lost, the estimate of the most,

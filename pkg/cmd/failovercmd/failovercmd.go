@@ -141,16 +141,16 @@ type envelope struct {
 	RPORecords *int64 `json:"rpo_records"`
 }
 
-// request is the failover the options ask for, of flow f.
-func (o *Options) request(f *flow.Flow, flows []*flow.Flow, groupMatch func(string) bool) switchover.FailoverRequest {
+// request is the failover the options ask for, of flow f, run by by (user@host).
+func (o *Options) request(f *flow.Flow, flows []*flow.Flow, groupMatch func(string) bool, by string) switchover.FailoverRequest {
 	return switchover.FailoverRequest{F: f, Reverse: flow.Reverse(flows, f), Mode: o.Mode, Groups: o.Groups, GroupMatch: groupMatch, GroupsRegex: o.GroupsRegex,
 		Force: o.Force, MaxCkAge: o.MaxCkAge, MaxRPO: o.MaxRPO, AcceptLoss: o.AcceptLoss, QuietFor: o.QuietFor, Timeout: o.Timeout,
-		Fence: o.FenceOptions(nil), By: drshared.UserAtHost()}
+		Fence: o.FenceOptions(nil), By: by}
 }
 
 // Run runs `kmm failover`.
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
-	start := fac.Clock()
+	start := fac.Now()
 	ios := fac.IO
 	if err := cmdutil.Validate(o); err != nil {
 		return err
@@ -177,7 +177,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if !f.Enabled {
 		return kerr.New(kerr.Usage, "flow %s is not enabled (%s.enabled = true): it replicates nothing to fail over", f.Name(), f.Name())
 	}
-	req := o.request(f, flows, groupMatch)
+	req := o.request(f, flows, groupMatch, fac.UserAtHost())
 	env := drshared.Env(fac)
 	if o.Mode == "emergency" {
 		return runEmergency(ctx, o, fac, req, start)
@@ -218,13 +218,13 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	if err == nil && !o.ApplyOpts.DryRun {
 		err = runHook(ctx, ios.ErrOut, "post", o.PostHook)
 	}
-	env2 := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(),
+	env2 := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Now().UTC(),
 		Items: fo.Translated()}, Plan: p, Gates: gates}
 	if applied != nil && applied.Report != nil {
 		env2.Report = applied.Report
 		env2.RTOMillis = drshared.RTO(applied.Report, switchover.KindCommitTranslated, start)
 	}
-	ev := drshared.NewEvidence("failover", o.Mode, f, start, fac.Clock(), req.By, p, o.ApplyOpts, applied, err)
+	ev := drshared.NewEvidence("failover", o.Mode, f, start, fac.Now(), req.By, p, o.ApplyOpts, applied, err)
 	ev.Gates = gates
 	if env2.RTOMillis > 0 {
 		ev.RTOMillis, ev.RTONote = env2.RTOMillis, "start to the last group commit: consumers may resume on "+f.Target
@@ -254,7 +254,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 				(time.Duration(env2.RTOMillis) * time.Millisecond).Round(time.Millisecond), f.Target, f.Target)
 		}
 	}
-	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
+	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Now(), err)
 }
 
 // columns name failover's translation table.

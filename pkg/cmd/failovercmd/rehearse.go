@@ -81,7 +81,7 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 		err = runHook(ctx, ios.ErrOut, "post", o.PostHook)
 	}
 	tr := r.Translated()
-	env := rehearseEnvelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Clock().UTC(), Items: tr},
+	env := rehearseEnvelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "failover", GeneratedAt: fac.Now().UTC(), Items: tr},
 		Mode: "rehearse", Plan: p, Gates: gates, Partitions: r.Partitions(), Checks: r.Checks()}
 	pr := &env.Predicted
 	pr.TranslateMillis = r.TranslateMillis()
@@ -128,7 +128,7 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 	if pr.CommitMillis != nil {
 		commits = fmt.Sprintf("%d ms", *pr.CommitMillis)
 	}
-	ev := drshared.NewEvidence("failover", o.Mode, f, start, fac.Clock(), drshared.UserAtHost(), p, o.ApplyOpts, applied, err)
+	ev := drshared.NewEvidence("failover", o.Mode, f, start, fac.Now(), fac.UserAtHost(), p, o.ApplyOpts, applied, err)
 	ev.Gates = gates
 	ev.RTONote = fmt.Sprintf("predicted parts: translate %d ms and commits %s (measured by this rehearsal); a planned failover adds the fence, the drain of %d record(s) and the replicator's stop",
 		pr.TranslateMillis, commits, pr.NotReplicated)
@@ -181,5 +181,5 @@ func runRehearse(ctx context.Context, o *Options, fac *cmdutil.Factory, fo *swit
 	if err != nil {
 		ev.Err = err.Error()
 	}
-	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Clock(), err)
+	return drshared.WriteReport(o.Report, ios.ErrOut, ev, fac.Now(), err)
 }

@@ -129,7 +129,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory, rendered *bool) 
 		var live snapshot.LiveFunc
 		if o.Endpoint != "" {
 			live = func(f *flow.Flow) map[cluster.TP]lag.Observed {
-				return snapshot.LivePositions(ctx, o.Endpoint, f, fac.Clock())
+				return snapshot.LivePositions(ctx, o.Endpoint, f, fac.Now())
 			}
 		}
 		rows, err := snapshot.LagLive(ctx, fac.Clusters, flows, topics, live)
@@ -139,7 +139,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory, rendered *bool) 
 		var groups []lag.GroupLag
 		if gs := o.Groups; len(gs) > 0 {
 			for _, f := range flows {
-				ins, err := snapshot.GroupLag(ctx, fac.Clusters, f, gs, rows, fac.Clock())
+				ins, err := snapshot.GroupLag(ctx, fac.Clusters, f, gs, rows, fac.Now())
 				if err != nil {
 					return err
 				}
@@ -162,7 +162,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory, rendered *bool) 
 			links = snapshot.LinkRTTs(ctx, o.Endpoint, aliases...)
 		}
 		viol := lag.Violations(rows, th)
-		if err := render(io, o.Output, rows, groups, links, o.Watch, th, fac.Clock()); err != nil {
+		if err := render(io, o.Output, rows, groups, links, o.Watch, th, fac.Now()); err != nil {
 			return err
 		}
 		*rendered = true

@@ -23,6 +23,7 @@ type renderer struct {
 	status map[string]replicator.Event // last progress per flow
 	prev   map[string]replicator.Event
 	drawn  bool
+	now    func() time.Time // the factory's clock: the time on the status line
 	// started counts flow_started events: an interrupt before the first is exit 130.
 	started int
 }
@@ -35,7 +36,7 @@ func (r *renderer) anyStarted() bool {
 }
 
 func newRenderer(out, errOut io.Writer, jsonOut, tty bool, log *slog.Logger) *renderer {
-	r := &renderer{log: log, errOut: errOut, tty: tty && !jsonOut, status: map[string]replicator.Event{}, prev: map[string]replicator.Event{}}
+	r := &renderer{log: log, errOut: errOut, tty: tty && !jsonOut, status: map[string]replicator.Event{}, prev: map[string]replicator.Event{}, now: time.Now}
 	if jsonOut {
 		r.json = json.NewEncoder(out)
 		r.json.SetEscapeHTML(false)
@@ -134,7 +135,7 @@ func (r *renderer) redraw() {
 		}
 		line += fmt.Sprintf("%s: %d records, %.1f MB, %.0f rec/s  ", flow, e.Records, float64(e.Bytes)/1e6, rate)
 	}
-	fmt.Fprintf(r.errOut, "%s%s(%s)", iostreams.EraseLine, line, time.Now().Format("15:04:05"))
+	fmt.Fprintf(r.errOut, "%s%s(%s)", iostreams.EraseLine, line, r.now().Format("15:04:05"))
 	r.drawn = true
 }
 

@@ -143,7 +143,7 @@ __kmm_state on the target, refreshed every 5 s.`,
 func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	err := run(ctx, o, fac)
 	if err != nil && o.Output == "json" {
-		_ = output.WriteLine(fac.IO.Out, errorEvent{Time: fac.Clock().UTC(), Type: replicator.EvError, Message: err.Error(),
+		_ = output.WriteLine(fac.IO.Out, errorEvent{Time: fac.Now().UTC(), Type: replicator.EvError, Message: err.Error(),
 			ErrorDoc: fac.ErrorDoc("kmm replicate", err)})
 	}
 	return err
@@ -202,6 +202,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		fmt.Fprintf(io.ErrOut, "kmm: flow %s (%s -> %s): %s; %d pipeline(s)%s\n", f.Name(), f.SourceBootstrap, f.TargetBootstrap, what, f.Tasks, limit)
 	}
 	r := newRenderer(io.Out, io.ErrOut, o.Output == "json", io.IsStderrTTY(), log)
+	r.now = fac.Now
 	defer r.finish()
 
 	// The first signal cancels ctx (drain); a second one aborts at once.
@@ -248,7 +249,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 				return kerr.New(kerr.Interrupted, "interrupted before any flow started: nothing was replicated")
 			}
 			if signals > 0 {
-				fmt.Fprintf(io.ErrOut, "kmm: stopped %s after the signal\n", time.Since(stopAt).Round(100*time.Millisecond))
+				fmt.Fprintf(io.ErrOut, "kmm: stopped %s after the signal\n", fac.Now().Sub(stopAt).Round(100*time.Millisecond))
 			}
 			if err != nil && strings.Contains(err.Error(), "context canceled") && signals > 0 {
 				return nil
@@ -257,7 +258,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 		case s := <-sigs:
 			signals++
 			if signals == 1 {
-				stopAt = time.Now()
+				stopAt = fac.Now()
 				fmt.Fprintf(io.ErrOut, "kmm: %s: draining within %s (send it again to abort at once)\n", s, o.ShutdownTimeout)
 				cancel()
 				continue

@@ -100,7 +100,7 @@ func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
 	var live snapshot.LiveFunc
 	if o.Endpoint != "" {
 		live = func(fl *flow.Flow) map[cluster.TP]lag.Observed {
-			return snapshot.LivePositions(ctx, o.Endpoint, fl, f.Clock())
+			return snapshot.LivePositions(ctx, o.Endpoint, fl, f.Now())
 		}
 	}
 	sts := snapshot.StatusLive(ctx, f.Clusters, flows, live)
@@ -117,7 +117,7 @@ func Run(ctx context.Context, o *Options, f *cmdutil.Factory) error {
 			sts[i].Endpoint = eps[sts[i].Flow]
 		}
 	}
-	now := f.Clock()
+	now := f.Now()
 	for _, st := range sts {
 		r := health.Evaluate(st, now, o.Limits)
 		reps = append(reps, r)

@@ -157,7 +157,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	in, srcErr, err := snapshot.TranslateInput(ctx, fac.Clusters, f, fac.Clock())
+	in, srcErr, err := snapshot.TranslateInput(ctx, fac.Clusters, f, fac.Now())
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 			bad = append(bad, g.Group+": "+reasons(g))
 		}
 	}
-	env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "translate-offsets", GeneratedAt: fac.Clock().UTC(), Items: jsonItems(res)}}
+	env := envelope{Envelope: output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "translate-offsets", GeneratedAt: fac.Now().UTC(), Items: jsonItems(res)}}
 	if o.Output != "json" {
 		if err := render(io.Out, res); err != nil {
 			return err
@@ -315,7 +315,7 @@ func render(w io.Writer, res []checkpoint.GroupTranslation) error {
 // apply commits the translated offsets as a plan on the flow's target (one step per group).
 func apply(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Flow, res []checkpoint.GroupTranslation, in checkpoint.TranslateInput) (*cmdutil.Applied, error) {
 	groups := checkpoint.PlanApply(res, in.TargetGroups, in.TargetEnds, checkpoint.ApplyOptions{Force: o.Force})
-	p, err := switchover.CommitOffsetsPlan("translate-offsets", f, groups, fac.Clock())
+	p, err := switchover.CommitOffsetsPlan("translate-offsets", f, groups, fac.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func Run(ctx context.Context, o *Options, fac *cmdutil.Factory) error {
 	reported := false
 	err := run(ctx, o, fac, &reported)
 	if err != nil && o.JUnit != "" && !reported && !errors.Is(err, errJUnitPath) {
-		if werr := writeJUnitError(o.JUnit, err, fac.Clock()); werr != nil {
+		if werr := writeJUnitError(o.JUnit, err, fac.Now()); werr != nil {
 			fmt.Fprintf(fac.IO.ErrOut, "kmm: --junit %s: %v\n", o.JUnit, werr)
 		}
 	}
@@ -242,12 +242,12 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory, reported *bool) 
 				return err
 			}
 			rep.Add(fd)
-			rep.Finish(fac.Clock().UTC())
+			rep.Finish(fac.Now().UTC())
 		}
 		reports = append(reports, rep)
 	}
 	if o.Output == "json" {
-		if err := output.WriteJSON(fac.IO.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "verify", GeneratedAt: fac.Clock().UTC(), Items: reports}); err != nil {
+		if err := output.WriteJSON(fac.IO.Out, output.Envelope{SchemaVersion: output.SchemaVersion, Kind: "verify", GeneratedAt: fac.Now().UTC(), Items: reports}); err != nil {
 			return err
 		}
 	} else if err := renderTable(fac.IO.Out, reports, fac.IO.ColorEnabled()); err != nil {

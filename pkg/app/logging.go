@@ -9,16 +9,16 @@ import (
 	"github.com/kmmproject/kmm/pkg/rdkafka"
 )
 
-// Factory hands commands their dependencies lazily: IO streams, logger, and (later) config and
-// cluster clients. Commands get everything through it; there are no package-level globals.
-type Factory struct {
+// logging is the process logger: --log-level and --log-format over the error stream, built on
+// first use. Commands get it through cmdutil.Factory.Logger; there are no package-level globals.
+type logging struct {
 	IO        *iostreams.IOStreams
 	LogLevel  string
 	LogFormat string
 	logger    *slog.Logger
 }
 
-func (f *Factory) validateLogging() error {
+func (f *logging) validate() error {
 	if _, err := parseLevel(f.LogLevel); err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // Logger returns the process logger (stderr, slog).
-func (f *Factory) Logger() *slog.Logger {
+func (f *logging) Logger() *slog.Logger {
 	if f.logger != nil {
 		return f.logger
 	}
@@ -54,11 +54,11 @@ func (f *Factory) Logger() *slog.Logger {
 	return f.logger
 }
 
-// setupLogging makes stderr carry JSON records only with --log-format json when stderr is not a
+// setup makes stderr carry JSON records only with --log-format json when stderr is not a
 // terminal (where a person reads it and a prompt needs a line without its end): the lines
 // commands print there ("kmm: ...", errors) become records too. It also hands the logger to
 // pkg/rdkafka for librdkafka's own log lines of every client.
-func (f *Factory) setupLogging() {
+func (f *logging) setup() {
 	if f.LogFormat == "json" && !f.IO.IsStderrTTY() {
 		if _, done := f.IO.ErrOut.(*iostreams.LogLines); !done {
 			lvl, _ := parseLevel(f.LogLevel)
