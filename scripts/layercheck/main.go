@@ -1,7 +1,10 @@
 // Command layercheck enforces kmm's package layering (docs/architecture.md) over
-// `go list -deps -json`: the rules are the table below, each naming the packages it applies to,
-// what they must not import (directly, or anywhere in their dependencies with Transitive), and
-// why. It prints every violation and exits 1 if there is one; `make lint` runs it.
+// `go list -deps -json`, in two tables: Table, docs/architecture.md's package table as data (each
+// package of the module and the kmm packages it may import; anything else of the module is a
+// violation, and so is a package without a row), and Rules, the layering rules, each naming the
+// packages it applies to, what they must not import (directly, or anywhere in their dependencies
+// with Transitive), and why. It prints every violation and exits 1 if there is one; `make lint`
+// runs it.
 //
 //	go run ./scripts/layercheck            # checks ./... of the module in the working directory
 //	go run ./scripts/layercheck -dir DIR   # checks the module in DIR
@@ -86,6 +89,120 @@ var Rules = []Rule{
 		Why:    "pkg/replicator/replsource adapts the engine to it"},
 }
 
+// Row is one row of docs/architecture.md's package table: packages (paths inside the module)
+// and the kmm packages they may import, outside their tests (paths inside the module).
+type Row struct {
+	Packages []string
+	May      []string
+}
+
+// Table is docs/architecture.md's package table, row for row (TestTableIsTheDocs holds them
+// equal; TestTableIsTrue holds every listed import used).
+var Table = []Row{
+	{Packages: []string{"cmd/kmm"},
+		May: []string{"pkg/app", "pkg/iostreams"}},
+	{Packages: []string{"pkg/app"},
+		May: []string{"pkg/buildinfo", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/cmd/configcmd", "pkg/cmd/failbackcmd", "pkg/cmd/failovercmd", "pkg/cmd/lagcmd", "pkg/cmd/replicatecmd", "pkg/cmd/statuscmd", "pkg/cmd/translatecmd", "pkg/cmd/verifycmd", "pkg/groupprobe", "pkg/iostreams", "pkg/kerr", "pkg/output", "pkg/rdkafka", "pkg/whoami"}},
+	{Packages: []string{"pkg/cmd/replicatecmd"},
+		May: []string{"mm2conf", "pkg/buildinfo", "pkg/cmd/cmdutil", "pkg/flow", "pkg/httpapi", "pkg/iostreams", "pkg/kerr", "pkg/output", "pkg/replicator", "pkg/replicator/replsource"}},
+	{Packages: []string{"pkg/cmd/statuscmd"},
+		May: []string{"mm2conf", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/flow", "pkg/health", "pkg/iostreams", "pkg/kerr", "pkg/lag", "pkg/output", "pkg/snapshot"}},
+	{Packages: []string{"pkg/cmd/lagcmd"},
+		May: []string{"mm2conf", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/flow", "pkg/iostreams", "pkg/kerr", "pkg/lag", "pkg/output", "pkg/snapshot"}},
+	{Packages: []string{"pkg/cmd/translatecmd"},
+		May: []string{"mm2conf", "pkg/checkpoint", "pkg/cmd/cmdutil", "pkg/flow", "pkg/kerr", "pkg/lag", "pkg/output", "pkg/plan", "pkg/snapshot", "pkg/switchover"}},
+	{Packages: []string{"pkg/cmd/verifycmd"},
+		May: []string{"mm2conf", "pkg/cmd/cmdutil", "pkg/drill", "pkg/flow", "pkg/iostreams", "pkg/kerr", "pkg/output", "pkg/verify"}},
+	{Packages: []string{"pkg/cmd/failovercmd", "pkg/cmd/failbackcmd"},
+		May: []string{"pkg/cmd/cmdutil", "pkg/cmd/drshared", "pkg/drill", "pkg/flow", "pkg/kerr", "pkg/output", "pkg/plan", "pkg/switchover"}},
+	{Packages: []string{"pkg/cmd/drshared"},
+		May: []string{"mm2conf", "pkg/buildinfo", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/drill", "pkg/flow", "pkg/kerr", "pkg/output", "pkg/plan", "pkg/switchover"}},
+	{Packages: []string{"pkg/cmd/configcmd"},
+		May: []string{"mm2conf", "mm2conf/clientconf", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/flow", "pkg/iostreams", "pkg/kerr", "pkg/output"}},
+	{Packages: []string{"pkg/cmd/cmdutil"},
+		May: []string{"mm2conf", "pkg/buildinfo", "pkg/cluster", "pkg/flow", "pkg/iostreams", "pkg/kerr", "pkg/output", "pkg/plan", "pkg/switchover", "pkg/verify", "pkg/whoami"}},
+	{Packages: []string{"pkg/switchover"},
+		May: []string{"pkg/checkpoint", "pkg/cluster", "pkg/flow", "pkg/flowstate", "pkg/kerr", "pkg/lag", "pkg/mm2read", "pkg/mm2wire", "pkg/offsetmap", "pkg/offsetsync", "pkg/plan", "pkg/snapshot", "pkg/verify"}},
+	{Packages: []string{"pkg/plan"},
+		May: []string{"pkg/cluster", "pkg/kerr"}},
+	{Packages: []string{"pkg/snapshot"},
+		May: []string{"pkg/checkpoint", "pkg/cluster", "pkg/flow", "pkg/flowstate", "pkg/health", "pkg/kerr", "pkg/lag", "pkg/mm2read", "pkg/mm2wire", "pkg/offsetmap", "pkg/offsetsync", "pkg/plan"}},
+	{Packages: []string{"pkg/mm2read"},
+		May: []string{"pkg/checkpoint", "pkg/cluster", "pkg/flow", "pkg/mm2wire", "pkg/offsetmap", "pkg/offsetsync"}},
+	{Packages: []string{"pkg/cluster"},
+		May: []string{"pkg/flow", "pkg/kerr"}},
+	{Packages: []string{"pkg/flow"},
+		May: []string{"mm2conf", "pkg/kerr", "pkg/offsetmap", "pkg/policy"}},
+	{Packages: []string{"pkg/checkpoint"},
+		May: []string{"pkg/mm2wire", "pkg/offsetmap", "pkg/offsetsync", "pkg/policy"}},
+	{Packages: []string{"pkg/offsetsync"},
+		May: []string{"pkg/mm2wire"}},
+	{Packages: []string{"pkg/lag"},
+		May: []string{}},
+	{Packages: []string{"pkg/health"},
+		May: []string{"pkg/cluster", "pkg/lag"}},
+	{Packages: []string{"pkg/verify"},
+		May: []string{"pkg/checkpoint", "pkg/cluster", "pkg/flow", "pkg/metasync", "pkg/mm2read", "pkg/mm2wire", "pkg/offsetsync", "pkg/plan"}},
+	{Packages: []string{"pkg/metasync"},
+		May: []string{"pkg/cluster", "pkg/flow"}},
+	{Packages: []string{"pkg/flowstate"},
+		May: []string{}},
+	{Packages: []string{"pkg/offsetmap"},
+		May: []string{}},
+	{Packages: []string{"pkg/drill"},
+		May: []string{"pkg/tomlfile"}},
+	{Packages: []string{"pkg/tomlfile"},
+		May: []string{"pkg/kerr"}},
+	{Packages: []string{"pkg/policy", "pkg/mm2wire", "pkg/consumeroffsets", "pkg/kerr"},
+		May: []string{}},
+	{Packages: []string{"pkg/buildinfo", "pkg/whoami"},
+		May: []string{}},
+	{Packages: []string{"mm2conf"},
+		May: []string{"mm2conf/clientconf", "pkg/policy"}},
+	{Packages: []string{"mm2conf/clientconf"},
+		May: []string{}},
+	{Packages: []string{"pkg/rdkafka"},
+		May: []string{"mm2conf/clientconf", "pkg/cluster", "pkg/flow", "pkg/kerr"}},
+	{Packages: []string{"pkg/groupprobe"},
+		May: []string{"pkg/cluster", "pkg/flow"}},
+	{Packages: []string{"pkg/replicator"},
+		May: []string{"mm2conf/clientconf", "pkg/buildinfo", "pkg/checkpoint", "pkg/cluster", "pkg/consumeroffsets", "pkg/flow", "pkg/flowstate", "pkg/groupprobe", "pkg/kerr", "pkg/metasync", "pkg/mm2read", "pkg/mm2wire", "pkg/offsetmap", "pkg/offsetsync", "pkg/plan", "pkg/rdkafka", "pkg/whoami"}},
+	{Packages: []string{"pkg/replicator/replsource"},
+		May: []string{"mm2conf", "pkg/cluster", "pkg/flow", "pkg/flowstate", "pkg/httpapi", "pkg/lag", "pkg/plan", "pkg/rdkafka", "pkg/replicator", "pkg/snapshot"}},
+	{Packages: []string{"pkg/httpapi"},
+		May: []string{"mm2conf/clientconf", "pkg/kerr"}},
+	{Packages: []string{"pkg/iostreams", "pkg/output"},
+		May: []string{}},
+	{Packages: []string{"e2e"},
+		May: []string{"e2e/testbed"}},
+	{Packages: []string{"e2e/testbed"},
+		May: []string{"pkg/rdkafka", "scripts/wanlink"}},
+	{Packages: []string{"e2e/testbed/app"},
+		May: []string{"pkg/rdkafka"}},
+	{Packages: []string{"e2e/testbed/netfault"},
+		May: []string{"e2e/testbed"}},
+	{Packages: []string{"e2e/testbed/replbed"},
+		May: []string{"e2e/testbed", "pkg/flow", "pkg/policy", "pkg/replicator"}},
+	{Packages: []string{"e2e/testbed/kfakebed"},
+		May: []string{"pkg/cluster", "pkg/flow", "pkg/policy", "pkg/rdkafka"}},
+	{Packages: []string{"mm2conf/clientconf/clientconftest", "pkg/mm2wire/javatest", "pkg/output/goldentest"},
+		May: []string{}},
+	{Packages: []string{"scripts/bench"},
+		May: []string{"mm2conf", "pkg/flow", "pkg/rdkafka", "pkg/replicator", "scripts/wanlink"}},
+	{Packages: []string{"scripts/benchfailover"},
+		May: []string{"mm2conf", "pkg/checkpoint", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/flow", "pkg/flowstate", "pkg/mm2wire", "pkg/plan", "pkg/rdkafka", "pkg/switchover"}},
+	{Packages: []string{"scripts/demo"},
+		May: []string{"pkg/rdkafka"}},
+	{Packages: []string{"scripts/faultsdoc"},
+		May: []string{}},
+	{Packages: []string{"scripts/kping"},
+		May: []string{}},
+	{Packages: []string{"scripts/layercheck"},
+		May: []string{}},
+	{Packages: []string{"scripts/wanlink", "scripts/wanlink/cmd/wanlink"},
+		May: []string{"scripts/wanlink"}},
+}
+
 // Package is what layercheck reads of `go list -json`.
 type Package struct {
 	ImportPath string
@@ -118,7 +235,58 @@ type Violation struct {
 }
 
 func (v Violation) String() string {
+	if v.Import == "" {
+		return fmt.Sprintf("%s: %s (%s)", v.Package, v.Rule, v.Why)
+	}
 	return fmt.Sprintf("%s imports %s: %s (%s)", v.Package, v.Import, v.Rule, v.Why)
+}
+
+// The rule names of the table's violations.
+const (
+	ruleNoRow   = "every package has a row in the package table"
+	ruleMayOnly = "a package imports of kmm only what its row lists"
+)
+
+// CheckTable checks the module's packages among pkgs against table: every one has a row, and
+// imports nothing of the module its row does not list.
+func CheckTable(pkgs []Package, table []Row) []Violation {
+	rows := map[string]*Row{}
+	for i := range table {
+		for _, p := range table[i].Packages {
+			rows[m+p] = &table[i]
+		}
+	}
+	var out []Violation
+	for _, p := range pkgs {
+		if p.Standard || !strings.HasPrefix(p.ImportPath, m) {
+			continue
+		}
+		r := rows[p.ImportPath]
+		if r == nil {
+			out = append(out, Violation{Rule: ruleNoRow, Package: p.ImportPath,
+				Why: "add it to docs/architecture.md's package table and to Table in scripts/layercheck/main.go"})
+			continue
+		}
+		may := map[string]bool{}
+		for _, i := range r.May {
+			may[m+i] = true
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, m) && !may[imp] {
+				out = append(out, Violation{Rule: ruleMayOnly, Package: p.ImportPath, Import: imp,
+					Why: fmt.Sprintf("its row in docs/architecture.md lists %s; change the import, or the row there and in scripts/layercheck's Table", listOrNone(r.May))})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }
 
 // Check applies rules to pkgs.
@@ -181,7 +349,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "layercheck:", err)
 		os.Exit(2)
 	}
-	vs := Check(pkgs, Rules)
+	vs := append(CheckTable(pkgs, Table), Check(pkgs, Rules)...)
 	for _, v := range vs {
 		fmt.Fprintln(os.Stderr, "layercheck:", v)
 	}
