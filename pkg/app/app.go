@@ -41,7 +41,7 @@ const (
 // exitCodeHelp is printed by `kmm --help`.
 const exitCodeHelp = `EXIT CODES:
    0    ok
-   1    runtime failure (also: command not implemented yet)
+   1    runtime failure
    2    usage or configuration error (nothing was written to any cluster)
    3    check failed (verify mismatch, lag over threshold, unhealthy flow, refused precondition)
    4    cluster unreachable, or authentication/TLS failure
@@ -142,10 +142,6 @@ func printError(io *iostreams.IOStreams, err error) {
 			attrs = append(attrs, "hint", h)
 		}
 		ll.Logger().Error(msg, attrs...)
-		return
-	}
-	if kerr.KindOf(err) == kerr.NotImplemented {
-		fmt.Fprintf(io.ErrOut, "kmm: %s\n", msg)
 		return
 	}
 	fmt.Fprintf(io.ErrOut, "kmm: error: %s\n", msg)

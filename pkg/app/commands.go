@@ -12,11 +12,9 @@ import (
 	"github.com/kmmproject/kmm/pkg/cmd/statuscmd"
 	"github.com/kmmproject/kmm/pkg/cmd/translatecmd"
 	"github.com/kmmproject/kmm/pkg/cmd/verifycmd"
-	"github.com/kmmproject/kmm/pkg/kerr"
 )
 
-// commands returns kmm's subcommands. Commands not built yet say so and exit 1; they never
-// print fake output.
+// commands returns kmm's subcommands.
 func commands(f *cmdutil.Factory) []*cli.Command {
 	return []*cli.Command{
 		replicatecmd.Command(f),
@@ -27,27 +25,5 @@ func commands(f *cmdutil.Factory) []*cli.Command {
 		failbackcmd.Command(f),
 		verifycmd.Command(f),
 		configcmd.Command(f),
-	}
-}
-
-// notYetSuffix marks the usage line of a command that is not built yet.
-const notYetSuffix = " (not implemented yet)"
-
-func notYet(name, usage string) *cli.Command {
-	return &cli.Command{
-		Name:               name,
-		Usage:              usage + notYetSuffix,
-		ArgsUsage:          "mirror-maker.properties",
-		Description:        "This command is not implemented yet: it exits 1 and changes nothing.",
-		SkipFlagParsing:    true,
-		CustomHelpTemplate: cli.CommandHelpTemplate,
-		Action: func(c *cli.Context) error {
-			for _, a := range c.Args().Slice() {
-				if a == "--help" || a == "-h" {
-					return cli.ShowCommandHelp(c.Lineage()[1], name)
-				}
-			}
-			return kerr.New(kerr.NotImplemented, "%s: not implemented yet", name)
-		},
 	}
 }

@@ -21,8 +21,6 @@ const (
 	Unreachable
 	// Interrupted is a run ended by SIGINT/SIGTERM before it finished (exit 130).
 	Interrupted
-	// NotImplemented is a command that does not exist yet (exit 1).
-	NotImplemented
 	// Incomplete is a run stopped on request within its time bound before all its work was
 	// delivered: `replicate` after SIGINT/SIGTERM with records the target never acknowledged.
 	// Nothing is lost (they are copied again on restart), but the stop was not clean (exit 5).
@@ -39,8 +37,6 @@ func (k Kind) String() string {
 		return "unreachable"
 	case Interrupted:
 		return "interrupted"
-	case NotImplemented:
-		return "not implemented"
 	case Incomplete:
 		return "incomplete"
 	default:

@@ -157,32 +157,8 @@ func TestTableRejectsAViolatingImportPerRow(t *testing.T) {
 // For every layering rule, a package it applies to importing what it forbids is reported under
 // that rule.
 func TestEveryRuleRejectsAViolatingImport(t *testing.T) {
-	base := func(pattern string) string { return strings.TrimSuffix(strings.TrimSuffix(pattern, "/..."), "/") }
 	for _, r := range Rules {
-		pkg := ""
-		for _, pat := range r.Packages {
-			for _, c := range []string{base(pat), base(pat) + "/x"} {
-				if match(c, pat) && !matchAny(c, r.Except) {
-					pkg = c
-					break
-				}
-			}
-			if pkg != "" {
-				break
-			}
-		}
-		imp := ""
-		for _, pat := range r.Forbid {
-			for _, c := range []string{base(pat), base(pat) + "/x"} {
-				if match(c, pat) && !matchAny(c, r.Allow) {
-					imp = c
-					break
-				}
-			}
-			if imp != "" {
-				break
-			}
-		}
+		pkg, imp := example(r.Packages, r.Except), example(r.Forbid, r.Allow)
 		if pkg == "" || imp == "" {
 			t.Errorf("rule %q: no package or import to try (%q, %q)", r.Name, pkg, imp)
 			continue
@@ -196,4 +172,18 @@ func TestEveryRuleRejectsAViolatingImport(t *testing.T) {
 			t.Errorf("rule %q: %s importing %s is not reported", r.Name, pkg, imp)
 		}
 	}
+}
+
+// example returns a path matching one of patterns and none of except ("" if it finds none): a
+// pattern's own path ("a/b" of "a/b/..."), or one below it.
+func example(patterns, except []string) string {
+	for _, pat := range patterns {
+		base := strings.TrimSuffix(strings.TrimSuffix(pat, "/..."), "/")
+		for _, c := range []string{base, base + "/x"} {
+			if match(c, pat) && !matchAny(c, except) {
+				return c
+			}
+		}
+	}
+	return ""
 }

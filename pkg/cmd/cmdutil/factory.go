@@ -55,7 +55,7 @@ func (f *Factory) Now() time.Time {
 	if f.Clock == nil {
 		return time.Now()
 	}
-	return f.Now()
+	return f.Clock()
 }
 
 func (f *Factory) who() (string, string) {

@@ -219,7 +219,7 @@ func OpenBoth(ctx context.Context, fac *cmdutil.Factory, f *flow.Flow, need stri
 
 // Journal is the plan journal of a DR command: __kmm_state on the flow's target.
 func Journal(tgt cluster.Cluster, f *flow.Flow, fac *cmdutil.Factory) *plan.TopicJournal {
-	return &plan.TopicJournal{C: tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Clock}
+	return &plan.TopicJournal{C: tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Now}
 }
 
 // RTO is the time from start to the last finished step of kind (the last group commit:

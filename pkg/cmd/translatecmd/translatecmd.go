@@ -324,7 +324,7 @@ func apply(ctx context.Context, o *Options, fac *cmdutil.Factory, f *flow.Flow, 
 		return nil, err
 	}
 	defer tgt.Close()
-	journal := &plan.TopicJournal{C: tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Clock}
+	journal := &plan.TopicJournal{C: tgt, RF: f.StateTopicRF(), RFKey: "checkpoints.topic.replication.factor", Now: fac.Now}
 	defer journal.Close()
 	ex := &plan.Executor{Journal: journal, Actions: map[string]plan.Action{switchover.KindCommitOffsets: switchover.CommitOffsets{Groups: tgt}}}
 	return cmdutil.Apply(ctx, fac, o.ApplyOpts, p, ex)

@@ -226,7 +226,7 @@ func run(ctx context.Context, o *Options, fac *cmdutil.Factory, reported *bool) 
 	var reports []*verify.Report
 	for _, f := range flows {
 		rep, err := verify.Run(ctx, fac.Clusters, f, verify.Options{Level: o.Level, Topics: topics, Groups: groups, Samples: o.Samples, Seed: o.Seed,
-			FromGroups: o.From == "groups", Parallel: o.Parallel, Thresholds: o.Thresholds, Progress: prog, Now: fac.Clock})
+			FromGroups: o.From == "groups", Parallel: o.Parallel, Thresholds: o.Thresholds, Progress: prog, Now: fac.Now})
 		if err != nil {
 			if ctx.Err() != nil {
 				return kerr.Wrap(kerr.Interrupted, ctx.Err())
