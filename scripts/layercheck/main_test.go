@@ -99,7 +99,7 @@ func TestCheckOnAModule(t *testing.T) {
 	}
 }
 
-// The repository itself passes.
+// The repository itself passes, the package table and the rules.
 func TestRepositoryPasses(t *testing.T) {
 	pkgs, err := Load(filepath.Join("..", ".."))
 	if err != nil {
@@ -108,7 +108,7 @@ func TestRepositoryPasses(t *testing.T) {
 	if len(pkgs) < 50 {
 		t.Fatalf("only %d packages listed", len(pkgs))
 	}
-	if vs := Check(pkgs, Rules); len(vs) != 0 {
+	if vs := append(CheckTable(pkgs, Table), Check(pkgs, Rules)...); len(vs) != 0 {
 		t.Fatalf("%d violation(s):\n%v", len(vs), vs)
 	}
 }

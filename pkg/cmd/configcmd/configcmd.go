@@ -8,6 +8,7 @@ package configcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	stdio "io"
 	"strings"
@@ -42,6 +43,34 @@ type ExplainOptions struct {
 	Wide bool
 	// Ctx bounds --list-topics (Ctrl-C); nil: no bound beyond the command's own timeouts.
 	Ctx context.Context
+}
+
+// Validate refuses what the flags of `kmm config check` cannot mean (usage errors, exit 2).
+func (o *CheckOptions) Validate() error {
+	return errors.Join(
+		cmdutil.OneOf("output", o.Output, "table", "json"),
+		noFile(o.File, "kmm config check mirror-maker.properties"),
+	)
+}
+
+// Validate refuses what the flags of `kmm config explain` cannot mean (usage errors, exit 2).
+func (o *ExplainOptions) Validate() error {
+	var keys error
+	if (len(o.Topics) > 0 || len(o.Groups) > 0 || o.AllTopics) && len(o.Keys) > 0 {
+		keys = kerr.New(kerr.Usage, "KEY arguments (%s) do not go with --topic, --group or --list-topics", strings.Join(o.Keys, " "))
+	}
+	return errors.Join(
+		cmdutil.OneOf("output", o.Output, "table", "json"),
+		noFile(o.File, "kmm config explain mirror-maker.properties [--flow 'A->B'] [KEY ...]"),
+		keys,
+	)
+}
+
+func noFile(file mm2conf.LoadOptions, usage string) error {
+	if file.ConfigFile == "" {
+		return kerr.WithHint(kerr.New(kerr.Usage, "no MM2 properties file given"), "usage: "+usage)
+	}
+	return nil
 }
 
 // Command returns `kmm config`.
@@ -121,6 +150,9 @@ heartbeats-only flow is one line. --wide shows everything, one line per setting.
 
 // RunCheck runs `kmm config check`.
 func RunCheck(o *CheckOptions, f *cmdutil.Factory) error {
+	if err := cmdutil.Validate(o); err != nil {
+		return err
+	}
 	io := f.IO
 	cfg, loadErr := mm2conf.Load(o.File)
 	if cfg == nil {
@@ -169,14 +201,14 @@ func explainOptions(c *cli.Context) (*ExplainOptions, error) {
 	}
 	o := &ExplainOptions{File: file, Output: out, Flow: c.String("flow"), Keys: args, Sections: c.StringSlice("section"),
 		Topics: c.StringSlice("topic"), Groups: c.StringSlice("group"), AllTopics: c.Bool("list-topics"), Wide: c.Bool("wide"), Ctx: c.Context}
-	if (len(o.Topics) > 0 || len(o.Groups) > 0 || o.AllTopics) && len(args) > 0 {
-		return nil, kerr.New(kerr.Usage, "KEY arguments (%s) do not go with --topic, --group or --list-topics", strings.Join(args, " "))
-	}
 	return o, nil
 }
 
 // RunExplain runs `kmm config explain`.
 func RunExplain(o *ExplainOptions, f *cmdutil.Factory) error {
+	if err := cmdutil.Validate(o); err != nil {
+		return err
+	}
 	io := f.IO
 	// The explain table ends with the diagnostics: on a terminal, do not print them twice.
 	topicMode := len(o.Topics) > 0 || len(o.Groups) > 0 || o.AllTopics
