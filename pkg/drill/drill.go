@@ -64,6 +64,20 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// Given reads the drill file named by --drill and hands it to apply (which fills what the
+// command line did not set); an empty path is no drill. Its errors are Load's.
+func Given(path string, apply func(*Drill)) error {
+	if path == "" {
+		return nil
+	}
+	d, err := Load(path)
+	if err != nil {
+		return err
+	}
+	apply(d)
+	return nil
+}
+
 // Load reads a drill file strictly (see the package comment).
 func Load(path string) (*Drill, error) {
 	var d Drill

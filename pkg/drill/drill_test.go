@@ -42,3 +42,22 @@ func TestStrict(t *testing.T) {
 		}
 	}
 }
+
+// Given does nothing without a path, hands a read drill to apply, and returns Load's errors.
+func TestGiven(t *testing.T) {
+	called := false
+	if err := Given("", func(*Drill) { called = true }); err != nil || called {
+		t.Fatalf("no path: err %v, applied %v", err, called)
+	}
+	p := filepath.Join(t.TempDir(), "drill.toml")
+	if err := os.WriteFile(p, []byte("flow = \"A->B\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got *Drill
+	if err := Given(p, func(d *Drill) { got = d }); err != nil || got == nil || got.Flow != "A->B" {
+		t.Fatalf("err %v, drill %+v", err, got)
+	}
+	if err := Given(filepath.Join(t.TempDir(), "none.toml"), func(*Drill) { t.Fatal("applied a missing file") }); err == nil {
+		t.Fatal("a missing file: no error")
+	}
+}

@@ -86,14 +86,10 @@ An interrupted run resumes where it stopped. Exit 3: a preflight check failed (n
 			}
 			o := &Options{Common: common, Stranded: c.String("stranded"), MaxRevLag: c.Int64("max-reverse-lag"), StartReverse: c.Bool("start-reverse"),
 				Report: c.String("report")}
-			if path := c.String("drill"); path != "" {
-				d, err := drill.Load(path)
-				if err != nil {
-					return err
-				}
-				// Failback reads the flow, groups, timeout and fence of the drill (not its mode,
-				// gates or report, which are failover's).
-				o.ApplyDrill(d, c.IsSet)
+			// Failback reads the flow, groups, timeout and fence of the drill (not its mode, gates
+			// or report, which are failover's).
+			if err := drill.Given(c.String("drill"), func(d *drill.Drill) { o.ApplyDrill(d, c.IsSet) }); err != nil {
+				return err
 			}
 			return Run(c.Context, o, f)
 		},

@@ -109,12 +109,8 @@ position translated as exact does not hold the group's next record.`,
 			}
 			o := &Options{Common: common, Mode: c.String("mode"), MaxRPO: c.Int64("max-rpo-records"), MaxCkAge: c.Duration("max-checkpoint-age"),
 				AcceptLoss: c.Bool("accept-loss"), Report: c.String("report")}
-			if path := c.String("drill"); path != "" {
-				d, err := drill.Load(path)
-				if err != nil {
-					return err
-				}
-				applyDrill(d, o, c.IsSet)
+			if err := drill.Given(c.String("drill"), func(d *drill.Drill) { applyDrill(d, o, c.IsSet) }); err != nil {
+				return err
 			}
 			return Run(c.Context, o, f)
 		},

@@ -96,10 +96,8 @@ unreachable, 2 for usage errors. Thresholds can also come from a drill file (--d
 			if d := c.Int64("max-duplicates"); d != cmdutil.Off {
 				o.Thresholds.MaxDuplicates = &d // Validate refuses what is below -1
 			}
-			if p := c.String("drill"); p != "" {
-				if err := applyDrill(p, o, c.IsSet); err != nil {
-					return err
-				}
+			if err := applyDrill(c.String("drill"), o, c.IsSet); err != nil {
+				return err
 			}
 			return Run(c.Context, o, f)
 		},
@@ -114,13 +112,13 @@ unreachable, 2 for usage errors. Thresholds can also come from a drill file (--d
 	)
 }
 
-// applyDrill fills what the command line did not set from the drill file's [verify] table (the
-// file is read strictly through pkg/drill: errors name file:line).
+// applyDrill fills what the command line did not set from the [verify] table of the drill file
+// at path, if any (read strictly through pkg/drill: errors name file:line).
 func applyDrill(path string, o *Options, isSet func(string) bool) error {
-	d, err := drill.Load(path)
-	if err != nil {
-		return err
-	}
+	return drill.Given(path, func(d *drill.Drill) { applyVerify(d, o, isSet) })
+}
+
+func applyVerify(d *drill.Drill, o *Options, isSet func(string) bool) {
 	v := d.Verify
 	if v.Level != "" && !isSet("level") {
 		o.Level = v.Level
@@ -137,7 +135,6 @@ func applyDrill(path string, o *Options, isSet func(string) bool) error {
 	if v.MaxDuplicates != nil && !isSet("max-duplicates") && *v.MaxDuplicates >= 0 {
 		o.Thresholds.MaxDuplicates = v.MaxDuplicates
 	}
-	return nil
 }
 
 func compile(flag, re string) (func(string) bool, error) {
