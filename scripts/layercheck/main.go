@@ -193,6 +193,8 @@ var Table = []Row{
 		May: []string{"mm2conf", "pkg/checkpoint", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/flow", "pkg/flowstate", "pkg/mm2wire", "pkg/plan", "pkg/rdkafka", "pkg/switchover"}},
 	{Packages: []string{"scripts/demo"},
 		May: []string{"pkg/rdkafka"}},
+	{Packages: []string{"scripts/drill"},
+		May: []string{"pkg/rdkafka"}},
 	{Packages: []string{"scripts/faultsdoc"},
 		May: []string{}},
 	{Packages: []string{"scripts/kping"},
