@@ -47,13 +47,14 @@ type pstate struct {
 	omapLast   atomic.Int64
 	omapStored atomic.Int64 // omapLast as of the map record last written to the target (-1: none)
 	omapLoaded bool         // the map was read from the target at start (its history is whole)
+	nomap      bool         // kmm.offset.map.enabled = false: no map is kept
 }
 
 // mapAdd records n records copied from source offset src on at target offset dst (delivery
 // goroutine). A first segment at a target offset past 0 starts on a partition whose earlier
 // copies this map does not hold (another replicator's, MM2's): it is marked trimmed.
 func (ps *pstate) mapAdd(src, dst, n int64) {
-	if dst < 0 || n <= 0 {
+	if dst < 0 || n <= 0 || ps.nomap {
 		return
 	}
 	fresh := len(ps.omap.Segs) == 0
@@ -199,6 +200,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		starts := make([][]int64, len(e.copiers))
 		for p := have; p < n; p++ {
 			ps := newPState(t, remote, int32(p))
+			ps.nomap = e.flow.NoOffsetMap
 			e.partsMu.Lock()
 			e.parts[t] = append(e.parts[t], ps)
 			e.partsMu.Unlock()

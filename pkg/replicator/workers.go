@@ -186,6 +186,7 @@ func (e *engine) takeOver(tps []rdkafka.TP) {
 	for _, tp := range tps {
 		remote := f.RemoteTopic(tp.Topic)
 		ps := newPState(tp.Topic, remote, tp.Partition)
+		ps.nomap = f.NoOffsetMap
 		ps.loadMap(maps[tp])
 		start := int64(-1)
 		if off, ok := stored[tp]; ok && off >= 0 {
