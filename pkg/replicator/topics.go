@@ -58,10 +58,14 @@ func (ps *pstate) mapAdd(src, dst, n int64) {
 		return
 	}
 	fresh := len(ps.omap.Segs) == 0
-	if ps.omap.Add(src, dst, n) {
-		if fresh && dst > 0 && !ps.omapLoaded {
-			ps.omap.Trimmed = true
-		}
+	grew := ps.omap.Add(src, dst, n)
+	if grew && fresh && dst > 0 && !ps.omapLoaded {
+		ps.omap.Trimmed = true
+	}
+	// Target records before the newest segment that the map does not hold (a crash's
+	// unacknowledged copies) came from source offsets below any source end seen since the
+	// restart: bounding them lets translation choose the newest copy (no needless re-reads).
+	if ps.omap.BoundGap(ps.srcEnd.Load()) || grew {
 		ps.omapSnap.Store(ps.omap.Clone())
 	}
 	ps.omapLast.Store(src + n - 1)
