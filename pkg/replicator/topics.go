@@ -221,6 +221,10 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 			starts[i] = append(starts[i], start)
 			started++
 		}
+		e.partsMu.RLock()
+		newParts := append([]*pstate(nil), e.parts[t][have:]...)
+		e.partsMu.RUnlock()
+		e.readEndsBeforeCopy(ctx, newParts)
 		for i, c := range e.copiers {
 			if len(per[i]) > 0 {
 				if err := c.Add(per[i], starts[i]); err != nil {

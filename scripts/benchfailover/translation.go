@@ -118,9 +118,10 @@ func translationBench(ctx context.Context, root, lib, bootA, bootB, bootC, out s
 	if err != nil {
 		return 0, err
 	}
-	kmmSlow, _ := file(k, bootB, "offset.flush.interval.ms = 600000")
+	// A Connect worker setting: per target cluster (MM2 ignores it at top level).
+	kmmSlow, _ := file(k, bootB, k+".offset.flush.interval.ms = 600000")
 	mm2File, _ := file(m, bootC)
-	mm2Slow, _ := file(m, bootC, "offset.flush.interval.ms = 600000")
+	mm2Slow, _ := file(m, bootC, m+".offset.flush.interval.ms = 600000")
 
 	open := func(props string, side flow.Side) (cluster.Cluster, *flow.Flow, error) {
 		cfg, err := cmdutil.Load(mm2conf.LoadOptions{ConfigFile: props}, io.Discard)
