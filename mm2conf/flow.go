@@ -79,6 +79,9 @@ type Settings struct {
 	// DataPlane is kmm.data.plane: "go" or "c" (lower case).
 	DataPlane string
 
+	// OffsetMap is kmm.offset.map.enabled: keep the offset map on the target (default true).
+	OffsetMap bool
+
 	// ExactlyOnce: exactly.once.source.support = enabled for the flow's target, as MM2 reads it
 	// (<T>.exactly.once.source.support, a worker key), or at top level (kmm only: MM2 ignores
 	// it there). ExactlyOnceKey is the key that set it, as written.
@@ -274,6 +277,7 @@ func (c *Config) buildFlow(f *FlowConfig, sink *diagSink) {
 	s.MemoryBudgetBytes = getLong("kmm.memory.budget.bytes")
 	_, s.MemoryBudgetSet = conn["kmm.memory.budget.bytes"]
 	s.WorkersEnabled = getBool("kmm.workers.enabled")
+	s.OffsetMap = getBool("kmm.offset.map.enabled")
 	if v, ok := conn["kmm.memory.budget.bytes"]; ok && s.MemoryBudgetBytes < MinMemoryBudget {
 		if n, err := ParseLong(v.Resolved()); err == nil {
 			sink.err("range", v.Origin.Pos, v.Origin.Key, fmt.Sprintf("kmm.memory.budget.bytes = %d is below kmm's minimum of %d (4 MiB)", n, MinMemoryBudget),

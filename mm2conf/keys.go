@@ -137,6 +137,14 @@ var KMMKeys = []keyDef{
 	// "c" (records stay in librdkafka, C code moves them from the consumer to the producer;
 	// docs/benchmarks.md). The environment variable KMM_DATA_PLANE overrides it.
 	{Name: "kmm.data.plane", Type: "STRING", Default: "c"},
+	// The offset map: where every copied record landed on the target, kept on the target with
+	// the progress (mm2-offset-map.<S>.internal), so checkpoints, translate-offsets, lag
+	// --group, failover and failback translate exactly at any lag. Off: translation falls back
+	// to the offset syncs, as MM2's does (nearest older sync, re-reads bounded by
+	// offset.lag.max), and maps stored earlier are deleted (tombstoned) so none goes stale.
+	// For measuring the map's cost (make bench BENCH_ONLY=map) and for a target where the map
+	// topic cannot be created.
+	{Name: "kmm.offset.map.enabled", Type: "BOOLEAN", Default: "true"},
 	// Exactly-once mode (exactly.once.source.support = enabled): how often each pipeline commits
 	// its transaction, the records copied since the last commit and their progress record in
 	// mm2-offsets.<S>.internal. Longer: fewer commits (more throughput), more records re-read

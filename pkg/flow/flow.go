@@ -138,6 +138,10 @@ type Flow struct {
 	RateLimit int64
 	// DataPlane is kmm.data.plane: "go" or "c" (mm2conf fills in the default, "c").
 	DataPlane string
+	// NoOffsetMap is kmm.offset.map.enabled = false: no offset map is kept (translation falls
+	// back to the offset syncs) and maps stored earlier are tombstoned. The zero value keeps
+	// the map, so flows built in code (tests) have it.
+	NoOffsetMap bool
 	// ExactlyOnce: exactly.once.source.support = enabled (docs/mm2-compat.md, "Exactly-once"):
 	// each pipeline writes its records and their progress record in one transaction on the
 	// target, committed every TransactionInterval (kmm.transaction.interval.ms).

@@ -104,6 +104,7 @@ func fromMM2Flow(mf *mm2conf.FlowConfig) (*Flow, error) {
 		Workers:                  s.WorkersEnabled,
 		RateLimit:                s.RateLimitBytesPerSecond,
 		DataPlane:                s.DataPlane,
+		NoOffsetMap:              !s.OffsetMap,
 		ExactlyOnce:              s.ExactlyOnce,
 		TransactionInterval:      s.TransactionInterval,
 		AdminTimeout:             s.AdminTimeout,

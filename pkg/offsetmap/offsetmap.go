@@ -41,6 +41,11 @@ type Segment struct {
 	// Hole: the Hole source offsets right before Src hold no readable record (the copy passed
 	// them with the target contiguous: transaction markers, compaction).
 	Hole int64
+	// GapBound, for a segment that starts past the previous one's target end (target records
+	// the map does not account for: copies written but never acknowledged before a crash):
+	// every record in that gap is a copy of a source offset below GapBound (a source end the
+	// replicator saw after it restarted: the gap was written before). 0: not known.
+	GapBound int64
 }
 
 // SrcEnd is the source offset after the segment.
@@ -97,7 +102,7 @@ func (m *Map) bound() {
 		for i := 0; i+1 < len(m.Segs); i++ {
 			a, b := m.Segs[i], m.Segs[i+1]
 			if mergeable(a, b) {
-				m.Segs[i] = Segment{Src: a.Src, Tgt: a.Tgt, N: a.N + b.N, Span: b.SrcEnd() - a.Src, Hole: a.Hole}
+				m.Segs[i] = Segment{Src: a.Src, Tgt: a.Tgt, N: a.N + b.N, Span: b.SrcEnd() - a.Src, Hole: a.Hole, GapBound: a.GapBound}
 				m.Segs = append(m.Segs[:i+1], m.Segs[i+2:]...)
 				merged = true
 				break
@@ -247,18 +252,33 @@ func (m *Map) reach(i int, g int64) int64 {
 }
 
 // maxEndBefore is the furthest source offset the copies before segment i may have reached: the
-// segments' ends, and no bound past a segment followed by target records the map does not
-// account for (copies written but never acknowledged before a crash: their source offsets
-// follow the segment's, how far is not known).
+// segments' ends, and past a segment followed by target records the map does not account for
+// (copies written but never acknowledged before a crash) the bound the next segment holds for
+// them (GapBound), or none when it holds none.
 func (m *Map) maxEndBefore(i int) int64 {
 	var e int64
 	for j, s := range m.Segs[:i] {
-		if m.Segs[j+1].Tgt > s.TgtEnd() {
-			return math.MaxInt64
+		if next := m.Segs[j+1]; next.Tgt > s.TgtEnd() {
+			if next.GapBound <= 0 {
+				return math.MaxInt64
+			}
+			e = max(e, next.GapBound)
 		}
 		e = max(e, s.SrcEnd())
 	}
 	return e
+}
+
+// BoundGap gives the newest segment, when target records the map does not account for come
+// before it, the bound of their source offsets (see Segment.GapBound): srcEnd, a source end
+// seen after those records were written. It reports whether the map changed.
+func (m *Map) BoundGap(srcEnd int64) bool {
+	k := len(m.Segs) - 1
+	if k < 1 || srcEnd <= 0 || m.Segs[k].GapBound > 0 || m.Segs[k].Tgt <= m.Segs[k-1].TgtEnd() {
+		return false
+	}
+	m.Segs[k].GapBound = srcEnd
+	return true
 }
 
 // rereadsAfter counts, from segment i on (the group resuming at target offset from, position
@@ -339,8 +359,11 @@ func Encode(m *Map) []byte {
 	r := record{V: 1, Segs: make([][]int64, len(m.Segs)), Trimmed: m.Trimmed, SourceGaps: m.SourceGaps}
 	for i, s := range m.Segs {
 		r.Segs[i] = []int64{s.Src, s.Tgt, s.N, s.Span}
-		if s.Hole > 0 {
+		if s.Hole > 0 || s.GapBound > 0 {
 			r.Segs[i] = append(r.Segs[i], s.Hole)
+		}
+		if s.GapBound > 0 {
+			r.Segs[i] = append(r.Segs[i], s.GapBound)
 		}
 	}
 	b, _ := json.Marshal(r)
@@ -358,12 +381,15 @@ func Decode(b []byte) (*Map, error) {
 	}
 	m := &Map{Trimmed: r.Trimmed, SourceGaps: r.SourceGaps}
 	for _, s := range r.Segs {
-		if (len(s) != 4 && len(s) != 5) || s[2] < 0 || s[3] < s[2] || s[0] < 0 || s[1] < 0 {
-			return nil, fmt.Errorf("offset map: segment %v is not [src, tgt, n, span(, hole)] with 0 <= n <= span", s)
+		if len(s) < 4 || len(s) > 6 || s[2] < 0 || s[3] < s[2] || s[0] < 0 || s[1] < 0 {
+			return nil, fmt.Errorf("offset map: segment %v is not [src, tgt, n, span(, hole(, gap bound))] with 0 <= n <= span", s)
 		}
 		seg := Segment{Src: s[0], Tgt: s[1], N: s[2], Span: s[3]}
-		if len(s) == 5 {
+		if len(s) >= 5 {
 			seg.Hole = s[4]
+		}
+		if len(s) == 6 {
+			seg.GapBound = s[5]
 		}
 		m.Segs = append(m.Segs, seg)
 	}

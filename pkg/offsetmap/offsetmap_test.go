@@ -169,6 +169,9 @@ func TestRandomHistories(t *testing.T) {
 		var target []int64 // source offset of each target record
 		var m Map
 		pos, acked, stored := int64(0), int64(-1), int64(-1)
+		// seen: the source end a restarted replicator sees (above every source offset copied
+		// before the restart): what pkg/replicator bounds a crash's gap with (BoundGap).
+		bounded, seen := seed%2 == 0, int64(0)
 		for pos < int64(n) {
 			// Copy a batch: records written, then acknowledged unless a crash comes first.
 			batch := 1 + r.Intn(30)
@@ -188,6 +191,9 @@ func TestRandomHistories(t *testing.T) {
 				target = append(target, s)
 				if j < ackN {
 					m.Add(s, int64(len(target)-1), 1)
+					if bounded {
+						m.BoundGap(seen)
+					}
 					acked = s
 				}
 			}
@@ -198,6 +204,9 @@ func TestRandomHistories(t *testing.T) {
 				break // the replicator died and the source with it: a tail of unacknowledged copies
 			}
 			if crash { // restart from the stored progress
+				for _, s := range target {
+					seen = max(seen, s+1+int64(r.Intn(3)))
+				}
 				pos = stored + 1
 				acked = stored
 			}
@@ -240,5 +249,41 @@ func TestRandomHistories(t *testing.T) {
 				t.Fatalf("seed %d g=%d: %+v, but the group reads %d record(s) again (target %v, map %+v)", seed, g, tr, again, target, m.Segs)
 			}
 		}
+	}
+}
+
+// A crash: progress and map stored up to source 99; source 100-119 written to target 100-119
+// but never acknowledged; the restart copies 100-119 again to target 120-139. Without a bound
+// on the gap's source offsets a group at 110 (or caught up, at 120) resumes before the gap;
+// with the source end the restarted replicator saw (120), in the newest copy, exactly.
+func TestCrashGapBounded(t *testing.T) {
+	var m Map
+	m.Add(0, 0, 100)
+	m.Add(100, 120, 20)
+	if tr := m.Translate(110, 140); tr.Target != 100 || tr.Exact || tr.Rereads != 30 {
+		t.Errorf("unbounded gap, g=110: %+v (want 100, not exact, 30 re-reads at most)", tr)
+	}
+	if !m.BoundGap(120) || m.BoundGap(130) {
+		t.Fatal("BoundGap: the first bound sets it, a second changes nothing")
+	}
+	for g, want := range map[int64]int64{110: 130, 120: 140, 100: 120} {
+		if tr := m.Translate(g, 140); !tr.Exact || tr.Target != want || tr.Rereads != 0 {
+			t.Errorf("bounded gap, g=%d: %+v (want %d, exact, 0 re-reads)", g, tr, want)
+		}
+	}
+	if tr := m.Translate(50, 140); !tr.Exact || tr.Target != 50 || tr.Rereads != 20 {
+		t.Errorf("before the gap, g=50: %+v (want 50, the range met twice counted: 20)", tr)
+	}
+	d, err := Decode(Encode(&m))
+	if err != nil || d.Segs[1].GapBound != 120 || d.Segs[1].Hole != 0 {
+		t.Fatalf("round trip: %+v, %v", d, err)
+	}
+	// A bound below the newest copy's end is not enough: before, the gap might hold more.
+	var m2 Map
+	m2.Add(0, 0, 100)
+	m2.Add(100, 120, 10)
+	m2.BoundGap(125)
+	if tr := m2.Translate(105, 130); tr.Target != 100 {
+		t.Errorf("gap bound 125 past the copy's end 110: %+v (want 100)", tr)
 	}
 }

@@ -566,7 +566,7 @@ func (e *engine) exactTranslation(tp checkpoint.TP, g int64) (offsetsync.Transla
 		}
 	}
 	e.partsMu.RUnlock()
-	if ps == nil {
+	if ps == nil || ps.nomap {
 		return offsetsync.Translation{}, false
 	}
 	m, _ := ps.mapNow()

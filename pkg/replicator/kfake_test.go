@@ -288,3 +288,105 @@ func distinct(l []int) int {
 	}
 	return len(seen)
 }
+
+// kmm.offset.map.enabled: on (the default) the map of every copied partition is stored on the
+// target; a run with it off stores none and deletes the maps stored earlier (a map that stopped
+// growing would translate later positions as if nothing had been copied since), while the copy
+// and its resume positions are unchanged; on again, the map starts from the stored position.
+func TestKfakeOffsetMapSwitch(t *testing.T) {
+	t.Parallel()
+	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
+	a.CreateTopic(t, "orders", 2)
+	a.Produce(t, seqRecords("orders", 2, 0, 200))
+	f := testFlow(a, b)
+	onB := b.Records(t, "A.orders")
+	maps := func() map[cluster.TP]int64 {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		m, err := mm2read.ReadOffsetMaps(ctx, b.Open(t), f.OffsetMapTopic())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[cluster.TP]int64{}
+		for tp, om := range m {
+			out[tp] = om.Next()
+		}
+		return out
+	}
+	r := start(t, f)
+	waitFor(t, 30*time.Second, "200 records on B", func() bool { return onB() >= 200 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := maps(); len(got) != 2 || got[cluster.TP{Topic: "orders", Partition: 0}] != 100 {
+		t.Fatalf("map on: stored maps %v, want both partitions up to source offset 100", got)
+	}
+
+	off := testFlow(a, b)
+	off.NoOffsetMap = true
+	a.Produce(t, seqRecords("orders", 2, 200, 100))
+	r = start(t, off)
+	waitFor(t, 30*time.Second, "300 records on B", func() bool { return onB() >= 300 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := maps(); len(got) != 0 {
+		t.Fatalf("map off: maps still stored %v, want the earlier ones deleted and none written", got)
+	}
+	if pos := positions(t, b, off); pos[cluster.TP{Topic: "orders", Partition: 1}] != 149 {
+		t.Fatalf("map off: stored position %v, want 149 on orders[1] (progress unchanged)", pos)
+	}
+	if got := seqs(t, b, "A.orders"); count(got) != 300 || distinct(got[0])+distinct(got[1]) != 300 {
+		t.Fatalf("map off: %d records on B (%d distinct), want 300 once each", count(got), distinct(got[0])+distinct(got[1]))
+	}
+
+	a.Produce(t, seqRecords("orders", 2, 300, 100))
+	r = start(t, f)
+	waitFor(t, 30*time.Second, "400 records on B", func() bool { return onB() >= 400 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := maps(); got[cluster.TP{Topic: "orders", Partition: 0}] != 200 {
+		t.Fatalf("map on again: stored maps %v, want orders[0] up to source offset 200", got)
+	}
+}
+
+// A crash's copies the map never saw (target records after the stored map) are bounded by the
+// source end read before the restarted copy begins: the newest copy's segment carries the bound,
+// and a group inside the range copied again translates into the new copy, exactly, even when
+// the whole range is copied again before any periodic refresh of the source ends.
+func TestKfakeCrashGapBounded(t *testing.T) {
+	t.Parallel()
+	a, b := kfakebed.Start(t, "A"), kfakebed.Start(t, "B")
+	a.CreateTopic(t, "orders", 1)
+	a.Produce(t, seqRecords("orders", 1, 0, 200))
+	f := testFlow(a, b)
+	onB := b.Records(t, "A.orders")
+	r := start(t, f)
+	waitFor(t, 30*time.Second, "200 records on B", func() bool { return onB() >= 200 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	// What a crashed run leaves: copies of source 200-229 on B that no progress or map records.
+	b.Produce(t, seqRecords("A.orders", 1, 200, 30))
+	a.Produce(t, seqRecords("orders", 1, 200, 30))
+	r = start(t, f)
+	waitFor(t, 30*time.Second, "260 records on B", func() bool { return onB() >= 260 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	maps, err := mm2read.ReadOffsetMaps(ctx, b.Open(t), f.OffsetMapTopic())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := maps[cluster.TP{Topic: "orders", Partition: 0}]
+	if m == nil || len(m.Segs) != 2 || m.Segs[1].Tgt != 230 || m.Segs[1].GapBound < 230 {
+		t.Fatalf("stored map %+v: want a second segment at target 230 with a gap bound >= 230", m)
+	}
+	if tr := m.Translate(210, 260); !tr.Exact || tr.Target != 240 || tr.Rereads != 0 {
+		t.Fatalf("source 210 translates to %+v, want target 240 (in the new copy), exact, 0 re-reads", tr)
+	}
+}

@@ -25,6 +25,9 @@ type progressWriter struct {
 	created bool
 	// mapCreated: the same for the offset-map topic.
 	mapCreated bool
+	// mapOff: kmm.offset.map.enabled = false: no map is written, and the maps an earlier run
+	// stored (mapTopic: the topic exists) are deleted at start, so no stale map translates.
+	mapOff, mapTopic bool
 }
 
 func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) {
@@ -35,10 +38,12 @@ func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) 
 		return nil, err
 	}
 	// The offset maps live beside the progress, on the target, with the same replication factor.
-	mapCreated, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: f.OffsetMapTopic(), Partitions: 1, RF: f.OffsetsTopicRF,
-		Configs: map[string]string{"cleanup.policy": "compact"}}, f.Target+".offset.storage.replication.factor")
-	if err != nil {
-		return nil, err
+	mapCreated := false
+	if !f.NoOffsetMap {
+		if mapCreated, err = cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: f.OffsetMapTopic(), Partitions: 1, RF: f.OffsetsTopicRF,
+			Configs: map[string]string{"cleanup.policy": "compact"}}, f.Target+".offset.storage.replication.factor"); err != nil {
+			return nil, err
+		}
 	}
 	ts, err := e.tgt.ListTopics(ctx)
 	if err != nil {
@@ -48,7 +53,9 @@ func newProgressWriter(ctx context.Context, e *engine) (*progressWriter, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &progressWriter{e: e, prod: p, partitions: int32(ts[f.OffsetsTopic].Partitions), created: created, mapCreated: mapCreated}, nil
+	_, mapTopic := ts[f.OffsetMapTopic()]
+	return &progressWriter{e: e, prod: p, partitions: int32(ts[f.OffsetsTopic].Partitions), created: created, mapCreated: mapCreated,
+		mapOff: f.NoOffsetMap, mapTopic: mapTopic}, nil
 }
 
 // close discards what is still queued (the drain stored what it could) and closes.
@@ -72,16 +79,35 @@ func (w *progressWriter) load(ctx context.Context) (map[rdkafka.TP]int64, error)
 }
 
 // loadMaps reads the flow's offset maps stored on the target (pkg/offsetmap).
+// With the map off, the maps an earlier run stored for this flow are deleted (tombstones):
+// a map that stopped growing would translate later positions as if nothing had been copied
+// since, and the readers (translate-offsets, failover) prefer a map to the offset syncs.
 func (w *progressWriter) loadMaps(ctx context.Context) (map[rdkafka.TP]*offsetmap.Map, error) {
-	if w.mapCreated {
+	if w.mapCreated || (w.mapOff && !w.mapTopic) {
 		return map[rdkafka.TP]*offsetmap.Map{}, nil
 	}
-	return mm2read.ReadOffsetMaps(ctx, w.e.tgt, w.e.flow.OffsetMapTopic())
+	maps, err := mm2read.ReadOffsetMaps(ctx, w.e.tgt, w.e.flow.OffsetMapTopic())
+	if err != nil || !w.mapOff {
+		return maps, err
+	}
+	var tombs []rdkafka.Record
+	for tp := range maps {
+		tombs = append(tombs, rdkafka.Record{Topic: w.e.flow.OffsetMapTopic(), Partition: 0, Key: offsetmap.Key(tp.Topic, tp.Partition)})
+	}
+	if len(tombs) > 0 {
+		if _, err := w.prod.ProduceSync(ctx, tombs); err != nil {
+			return nil, err
+		}
+	}
+	return map[rdkafka.TP]*offsetmap.Map{}, nil
 }
 
 // mapRecords are the offset-map records of the partitions whose map grew since it was last
 // written, and the positions they are written at (for mapsStored).
 func (w *progressWriter) mapRecords(parts []*pstate) ([]rdkafka.Record, []*pstate, []int64) {
+	if w.mapOff {
+		return nil, nil, nil
+	}
 	topic := w.e.flow.OffsetMapTopic()
 	var recs []rdkafka.Record
 	var moved []*pstate

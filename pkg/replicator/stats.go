@@ -195,6 +195,39 @@ func (e *engine) partitionStats(fs FlowStats) FlowStats {
 	return fs
 }
 
+// readEndsBeforeCopy reads the source end offsets of partitions about to be copied whose offset
+// map was loaded from the target: target records after the stored map (a crash's copies never
+// acknowledged) come from source offsets below it, which the first segment of the new copy
+// records as its gap bound (pstate.mapAdd). Without it the bound waits for the next refresh, and
+// a range copied again in less than that (an idle partition) keeps translating to before the
+// gap. A failure leaves the ends unknown (the bound comes later, or never: conservative).
+func (e *engine) readEndsBeforeCopy(ctx context.Context, parts []*pstate) {
+	var tps []rdkafka.TP
+	var which []*pstate
+	for _, ps := range parts {
+		if ps.omapLoaded && !ps.nomap {
+			tps = append(tps, rdkafka.TP{Topic: ps.p.SrcTopic, Partition: ps.p.Partition})
+			which = append(which, ps)
+		}
+	}
+	if len(tps) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := e.src.ListOffsets(ctx, tps, rdkafka.Latest)
+	if err != nil {
+		return
+	}
+	now := time.Now().UnixMilli()
+	for i, ps := range which {
+		if r, ok := res[tps[i]]; ok && r.Offset > ps.srcEnd.Load() {
+			ps.srcEnd.Store(r.Offset)
+			ps.srcEndAtMs.Store(now)
+		}
+	}
+}
+
 // refreshEnds reads the source end offsets of every replicated partition (for lag).
 func (e *engine) refreshEnds(ctx context.Context) {
 	e.partsMu.RLock()

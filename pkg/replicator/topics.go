@@ -47,20 +47,25 @@ type pstate struct {
 	omapLast   atomic.Int64
 	omapStored atomic.Int64 // omapLast as of the map record last written to the target (-1: none)
 	omapLoaded bool         // the map was read from the target at start (its history is whole)
+	nomap      bool         // kmm.offset.map.enabled = false: no map is kept
 }
 
 // mapAdd records n records copied from source offset src on at target offset dst (delivery
 // goroutine). A first segment at a target offset past 0 starts on a partition whose earlier
 // copies this map does not hold (another replicator's, MM2's): it is marked trimmed.
 func (ps *pstate) mapAdd(src, dst, n int64) {
-	if dst < 0 || n <= 0 {
+	if dst < 0 || n <= 0 || ps.nomap {
 		return
 	}
 	fresh := len(ps.omap.Segs) == 0
-	if ps.omap.Add(src, dst, n) {
-		if fresh && dst > 0 && !ps.omapLoaded {
-			ps.omap.Trimmed = true
-		}
+	grew := ps.omap.Add(src, dst, n)
+	if grew && fresh && dst > 0 && !ps.omapLoaded {
+		ps.omap.Trimmed = true
+	}
+	// Target records before the newest segment that the map does not hold (a crash's
+	// unacknowledged copies) came from source offsets below any source end seen since the
+	// restart: bounding them lets translation choose the newest copy (no needless re-reads).
+	if ps.omap.BoundGap(ps.srcEnd.Load()) || grew {
 		ps.omapSnap.Store(ps.omap.Clone())
 	}
 	ps.omapLast.Store(src + n - 1)
@@ -199,6 +204,7 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 		starts := make([][]int64, len(e.copiers))
 		for p := have; p < n; p++ {
 			ps := newPState(t, remote, int32(p))
+			ps.nomap = e.flow.NoOffsetMap
 			e.partsMu.Lock()
 			e.parts[t] = append(e.parts[t], ps)
 			e.partsMu.Unlock()
@@ -215,6 +221,10 @@ func (e *engine) refreshTopics(ctx context.Context) (int, error) {
 			starts[i] = append(starts[i], start)
 			started++
 		}
+		e.partsMu.RLock()
+		newParts := append([]*pstate(nil), e.parts[t][have:]...)
+		e.partsMu.RUnlock()
+		e.readEndsBeforeCopy(ctx, newParts)
 		for i, c := range e.copiers {
 			if len(per[i]) > 0 {
 				if err := c.Add(per[i], starts[i]); err != nil {

@@ -182,10 +182,13 @@ func (e *engine) takeOver(tps []rdkafka.TP) {
 	per := make([][]*rdkafka.CopyPart, len(e.copiers))
 	starts := make([][]int64, len(e.copiers))
 	var names []string
+	var added []*pstate
 	e.partsMu.Lock()
 	for _, tp := range tps {
 		remote := f.RemoteTopic(tp.Topic)
 		ps := newPState(tp.Topic, remote, tp.Partition)
+		added = append(added, ps)
+		ps.nomap = f.NoOffsetMap
 		ps.loadMap(maps[tp])
 		start := int64(-1)
 		if off, ok := stored[tp]; ok && off >= 0 {
@@ -202,6 +205,7 @@ func (e *engine) takeOver(tps []rdkafka.TP) {
 		names = append(names, fmt.Sprintf("%s[%d]@%d", tp.Topic, tp.Partition, start))
 	}
 	e.partsMu.Unlock()
+	e.readEndsBeforeCopy(e.workers.ctx, added)
 	for i, c := range e.copiers {
 		if len(per[i]) > 0 {
 			if err := c.Add(per[i], starts[i]); err != nil {

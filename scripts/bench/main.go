@@ -55,7 +55,7 @@ type config struct {
 	LatencySecs                       float64
 	MM2Heap                           string
 	Poll                              time.Duration
-	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, sustained, latency, verify, workers, wan, eos (default all; verify needs kmm; smoke: all but wan and eos)
+	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, sustained, latency, verify, workers, wan, eos, map (default all; verify needs kmm; smoke: all but wan, eos and map)
 	Workloads                         map[string]bool // BENCH_WORKLOADS: 1k, 100b (default both)
 	Perf                              bool            // BENCH_PERF=1: perf record every kmm run (profiling only)
 
@@ -165,7 +165,7 @@ func loadConfig() *config {
 	if c.OutDir == "" {
 		c.OutDir = defOut
 	}
-	defOnly := "ceiling,kmm,mm2,sustained,latency,verify,workers,wan,eos"
+	defOnly := "ceiling,kmm,mm2,sustained,latency,verify,workers,wan,eos,map"
 	if c.Smoke {
 		defOnly = "ceiling,kmm,mm2,sustained,latency,verify,workers" // the WAN rows take minutes: BENCH_ONLY=...,wan to include them
 	}
@@ -326,7 +326,6 @@ func run(ctx context.Context, cfg *config) int {
 		logf("%-15s %-4s rep %d: %d records in %.1f s: %.0f rec/s, %.1f MB/s%s; others used %.2f cores",
 			r.Kind, r.Workload, r.Rep, r.Records, r.TransferSec, r.RecPerSec, r.MBPerSec, extra, r.OtherCores)
 	}
-	eosRates := map[string][]float64{}
 	for i := 1; i <= cfg.Repeats && ctx.Err() == nil; i++ {
 		for wi, w := range ws {
 			order := 0
@@ -379,35 +378,18 @@ func run(ctx context.Context, cfg *config) int {
 			failed++
 		}
 	}
+	// Paired rows: kmm with one setting changed beside kmm without it, one after the other in
+	// the same run, order alternating, so the ratio holds whatever the machine's load does.
+	//
 	// Exactly-once (BENCH_ONLY=eos): kmm in exactly-once mode (exactly.once.source.support =
-	// enabled) and kmm at least once ("kmm-eos-baseline"), one after the other in the same run,
-	// order alternating. A run ends when the target's end offsets reach the source's: in
-	// exactly-once mode they include one commit marker per partition per transaction (a few per
-	// second), so the run may end that many records early (< 0.01 % of a workload).
-	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["eos"]; i++ {
-		for wi, w := range ws {
-			kinds := []string{"kmm-eos-baseline", "kmm-eos"}
-			if (i+wi)%2 == 0 {
-				kinds = []string{"kmm-eos", "kmm-eos-baseline"}
-			}
-			for oi, k := range kinds {
-				var o runOpts
-				if k == "kmm-eos" {
-					o.Extra = []string{"B.exactly.once.source.support = enabled"}
-				}
-				logf("%s %s rep %d ...", k, w.Name, i)
-				r := runReplicationWith(ctx, cfg, k, w, i, oi, o)
-				record(r)
-				eosRates[k+" "+w.Name] = append(eosRates[k+" "+w.Name], r.RecPerSec)
-			}
-		}
-	}
-	for _, w := range ws {
-		b, e := eosRates["kmm-eos-baseline "+w.Name], eosRates["kmm-eos "+w.Name]
-		if len(b) > 0 && len(e) > 0 && medianOf(b) > 0 {
-			logf("exactly-once %s: %.0f rec/s against %.0f at least once (median of %d): ratio %.2f", w.Name, medianOf(e), medianOf(b), len(e), medianOf(e)/medianOf(b))
-		}
-	}
+	// enabled) and kmm at least once ("kmm-eos-baseline"). A run ends when the target's end
+	// offsets reach the source's: in exactly-once mode they include one commit marker per
+	// partition per transaction (a few per second), so the run may end that many records early
+	// (< 0.01 % of a workload).
+	pairedRuns(ctx, cfg, ws, record, "eos", "exactly-once", "kmm-eos-baseline", "kmm-eos", []string{"B.exactly.once.source.support = enabled"})
+	// The offset map (BENCH_ONLY=map): kmm keeping the map (the default, "kmm-map") beside kmm
+	// with kmm.offset.map.enabled = false ("kmm-nomap"): the map's cost on the copy path.
+	pairedRuns(ctx, cfg, ws, record, "map", "offset map", "kmm-nomap", "kmm-map", nil, "kmm.offset.map.enabled = false")
 	// Workers: 1, 2 and 3 `kmm replicate` processes sharing the flow (kmm.workers.enabled), then
 	// 3 with one killed a third of the way (docs/workers.md).
 	for i := 1; i <= cfg.Repeats && ctx.Err() == nil && cfg.Only["workers"]; i++ {
@@ -536,4 +518,45 @@ func medianOf(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// pairedRuns runs, when BENCH_ONLY has only, kmm as base (with baseExtra in its file) and as
+// variant (variantExtra) for every workload and repeat, order alternating, records each run and
+// logs the variant's records/s and CPU per GB as a ratio of the base's (medians).
+func pairedRuns(ctx context.Context, cfg *config, ws []*workload, record func(runResult), only, what, base, variant string, variantExtra []string, baseExtra ...string) {
+	if !cfg.Only[only] {
+		return
+	}
+	rates, cpu := map[string][]float64{}, map[string][]float64{}
+	for i := 1; i <= cfg.Repeats && ctx.Err() == nil; i++ {
+		for wi, w := range ws {
+			kinds := []string{base, variant}
+			if (i+wi)%2 == 0 {
+				kinds = []string{variant, base}
+			}
+			for oi, k := range kinds {
+				var o runOpts
+				if k == variant {
+					o.Extra = variantExtra
+				} else {
+					o.Extra = baseExtra
+				}
+				logf("%s %s rep %d ...", k, w.Name, i)
+				r := runReplicationWith(ctx, cfg, k, w, i, oi, o)
+				record(r)
+				if r.OK {
+					rates[k+" "+w.Name] = append(rates[k+" "+w.Name], r.RecPerSec)
+					cpu[k+" "+w.Name] = append(cpu[k+" "+w.Name], r.CPUPerGB)
+				}
+			}
+		}
+	}
+	for _, w := range ws {
+		b, v := rates[base+" "+w.Name], rates[variant+" "+w.Name]
+		if len(b) > 0 && len(v) > 0 && medianOf(b) > 0 {
+			cb, cv := medianOf(cpu[base+" "+w.Name]), medianOf(cpu[variant+" "+w.Name])
+			logf("%s %s: %.0f rec/s against %.0f without (median of %d): ratio %.3f; CPU %.1f s/GB against %.1f: ratio %.3f",
+				what, w.Name, medianOf(v), medianOf(b), len(v), medianOf(v)/medianOf(b), cv, cb, div(cv, cb))
+		}
+	}
 }

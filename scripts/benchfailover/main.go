@@ -115,6 +115,22 @@ func main() {
 	lib := libs[len(libs)-1]
 	out := filepath.Join(root, ".testbed", "bench-failover")
 	must(os.MkdirAll(out, 0o755), "output dir")
+	// BENCH_FAILOVER_ONLY: timing (the translate + commit rows) or translation (translation
+	// error vs lag, translation.go); default both, timing first.
+	only := os.Getenv("BENCH_FAILOVER_ONLY")
+	runTranslation := func() {
+		bootC := fmt.Sprintf("127.0.0.1:%d", 14092+off)
+		bad, err := translationBench(ctx, root, lib, bootA, bootB, bootC, out)
+		must(err, "translation error vs lag")
+		if bad > 0 {
+			fmt.Fprintf(os.Stderr, "bench-failover: kmm translate-offsets is not exact in %d row(s) (goal: error 0 at every lag)\n", bad)
+			os.Exit(1)
+		}
+	}
+	if only == "translation" {
+		runTranslation()
+		return
+	}
 	res := Result{At: time.Now().UTC(), Groups: groups, Partitions: parts, RecordsPerPart: recs, LoadBefore: loadavg(), CPUs: cpus()}
 
 	id := strconv.FormatInt(time.Now().UnixNano()%0xffffff, 16)
@@ -328,6 +344,9 @@ failback translation: its checkpoints map A's groups to B only).
 	js, _ := json.MarshalIndent(res, "", "  ")
 	must(os.WriteFile(filepath.Join(out, "result.json"), append(js, '\n'), 0o644), "result.json")
 	must(os.WriteFile(filepath.Join(out, "result.md"), []byte(md), 0o644), "result.md")
+	if only == "" {
+		runTranslation()
+	}
 	fmt.Print(md)
 	if res.KMMExact != res.GroupPartitions || int(res.MM2Partitions) != res.MM2GroupsMeasured*parts || res.FailbackExact != res.GroupPartitions || res.FailbackPartitions != res.GroupPartitions {
 		fmt.Fprintf(os.Stderr, "bench-failover: translations incomplete: kmm %d exact, MM2 %d, failback %d exact of %d, of %d\n",
