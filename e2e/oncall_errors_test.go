@@ -3,61 +3,19 @@ package e2e
 import (
 	"encoding/json"
 	"encoding/xml"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kmmproject/kmm/e2e/testbed/netfault"
 )
 
 // These tests need no test bed: they run the binary against clusters that refuse connections
 // (free loopback ports, taken and closed) or accept them and never answer (a listener of the
 // test's), as an on-call engineer meets them (issue 35 items 5, 6 and 9).
-
-// freeRefusedPort is a loopback address where nothing listens.
-func freeRefusedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// silentListener is a loopback address that accepts connections and never answers.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
 
 // pairProps is an MM2 file with A and B at the given addresses, A->B enabled, B->A disabled.
 func pairProps(t *testing.T, a, b string) string {
@@ -83,7 +41,7 @@ func errorLine(stderr string) string {
 // (process start included), each cluster it needs named once as "cluster A (host:port):
 // connection refused", never the 10 s wait or a repeated prefix. The commands run at once.
 func TestRefusedClustersFast(t *testing.T) {
-	a, b := freeRefusedPort(t), freeRefusedPort(t)
+	a, b := netfault.RefusedAddr(t), netfault.RefusedAddr(t)
 	props := pairProps(t, a, b)
 	Bin(t) // built before the clocks start
 	addr := map[string]string{"A": a, "B": b}
@@ -143,7 +101,7 @@ func TestRefusedClustersFast(t *testing.T) {
 // A cluster that accepts connections and never answers keeps the 10 s bound: exit 4 after 10 s
 // (not sooner: nothing refused), "no answer within 10s", both clusters named, one wait for both.
 func TestSilentClustersTenSeconds(t *testing.T) {
-	a, b := silentListener(t), silentListener(t)
+	a, b := netfault.SilentAddr(t), netfault.SilentAddr(t)
 	props := pairProps(t, a, b)
 	Bin(t)
 	start := time.Now()
@@ -164,7 +122,7 @@ func TestSilentClustersTenSeconds(t *testing.T) {
 // `verify … --junit verify.xml -o json` with a cluster unreachable left stdout empty and
 // verify.xml 0 bytes.
 func TestJSONErrorDocumentAndJUnit(t *testing.T) {
-	a, b := freeRefusedPort(t), freeRefusedPort(t)
+	a, b := netfault.RefusedAddr(t), netfault.RefusedAddr(t)
 	props := pairProps(t, a, b)
 	junit := filepath.Join(t.TempDir(), "verify.xml")
 	type doc struct {
@@ -226,7 +184,7 @@ func TestJSONErrorDocumentAndJUnit(t *testing.T) {
 // kmm status with both clusters down: every figure of the flow is "?" in the table and null in
 // JSON, never 0 ("LAG 0", "lag_records": 0 before).
 func TestStatusUnknownNotZero(t *testing.T) {
-	props := pairProps(t, freeRefusedPort(t), freeRefusedPort(t))
+	props := pairProps(t, netfault.RefusedAddr(t), netfault.RefusedAddr(t))
 	r := Run(t, "status", props, "--flow", "A->B")
 	lines := strings.Split(r.Stdout, "\n")
 	if f := strings.Fields(lines[0]); r.Code != 4 || len(f) < 7 || f[6] != "LAG" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmmproject/kmm/e2e/testbed/netfault"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 	"github.com/kmmproject/kmm/pkg/output"
 )
@@ -35,7 +36,7 @@ func oneJSONDocument(stdout string, v any) error {
 // flags (parsed or refused by the parser after -o json). A command whose document says why
 // (status with every cluster down) prints only that document.
 func TestJSONErrorDocument(t *testing.T) {
-	a, b := refusedPort(t), refusedPort(t)
+	a, b := netfault.RefusedAddr(t), netfault.RefusedAddr(t)
 	f := pairFile(t, a, b)
 	missing := filepath.Join(t.TempDir(), "missing.properties")
 	for _, c := range []struct {
@@ -123,7 +124,7 @@ func TestJSONErrorDocument(t *testing.T) {
 // verify --junit FILE: a run that fails before its checks (clusters unreachable, a bad file)
 // writes a JUnit file with one failing test case naming the cause, not an empty file.
 func TestVerifyJUnitOnEarlyFailure(t *testing.T) {
-	a, b := refusedPort(t), refusedPort(t)
+	a, b := netfault.RefusedAddr(t), netfault.RefusedAddr(t)
 	f := pairFile(t, a, b)
 	bad := filepath.Join(t.TempDir(), "bad.properties")
 	if err := os.WriteFile(bad, []byte("clusters = A\nA.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"), 0o600); err != nil {

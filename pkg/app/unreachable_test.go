@@ -3,60 +3,16 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed/kfakebed"
+	"github.com/kmmproject/kmm/e2e/testbed/netfault"
 	"github.com/kmmproject/kmm/pkg/iostreams"
 )
-
-// refusedPort is a loopback address where nothing listens (a free port, taken and closed).
-func refusedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// silentPort is a loopback address that accepts connections and never answers.
-func silentPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
 
 // pairFile is an MM2 file with clusters A and B at the given addresses, A->B enabled and B->A
 // (failback's reverse flow) disabled.
@@ -75,7 +31,7 @@ func pairFile(t *testing.T, a, b string) string {
 // the error as "cluster A (host:port): connection refused", and its bootstrap.servers key in
 // the hint; never librdkafka's "no answer within" wait or a cluster named twice.
 func TestRefusedClustersExit4Fast(t *testing.T) {
-	a, b := refusedPort(t), refusedPort(t)
+	a, b := netfault.RefusedAddr(t), netfault.RefusedAddr(t)
 	f := pairFile(t, a, b)
 	both, onlyA, onlyB := []string{"A", "B"}, []string{"A"}, []string{"B"}
 	addr := map[string]string{"A": a, "B": b}
@@ -131,7 +87,7 @@ func TestRefusedClustersExit4Fast(t *testing.T) {
 // 10 s, shortened here to 3 s through the opener): the refusal shortcut does not apply. Both
 // clusters are waited for at once and both are named.
 func TestSilentClustersKeepTheBound(t *testing.T) {
-	a, b := silentPort(t), silentPort(t)
+	a, b := netfault.SilentAddr(t), netfault.SilentAddr(t)
 	f := pairFile(t, a, b)
 	const bound = 3 * time.Second
 	for _, args := range [][]string{{"lag", f}, {"verify", f}, {"failover", f, "--dry-run"}} {
@@ -155,7 +111,7 @@ func TestSilentClustersKeepTheBound(t *testing.T) {
 // showed 0 (LAG, PARTITIONS, TOPICS ON TARGET) or "never" (the ages), and JSON null (issue 35
 // item 6).
 func TestStatusUnknownWhenClustersDown(t *testing.T) {
-	f := pairFile(t, refusedPort(t), refusedPort(t))
+	f := pairFile(t, netfault.RefusedAddr(t), netfault.RefusedAddr(t))
 	io, _, stdout, _ := iostreams.Test()
 	if code := Run(context.Background(), []string{"kmm", "status", f, "--flow", "A->B"}, io); code != 4 {
 		t.Fatalf("exit %d, want 4", code)

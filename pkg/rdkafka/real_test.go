@@ -6,14 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kmmproject/kmm/e2e/testbed"
+	"github.com/kmmproject/kmm/e2e/testbed/netfault"
 	"github.com/kmmproject/kmm/pkg/cluster"
 	"github.com/kmmproject/kmm/pkg/kerr"
 	"github.com/kmmproject/kmm/pkg/rdkafka"
@@ -387,7 +386,7 @@ func TestUnreachableFailsFast(t *testing.T) {
 // deadline equal to the ping's bound). The cluster is a listener that accepts connections and
 // never answers (a hung broker, a blackhole behind a proxy).
 func TestUnreachableUnderCallerDeadline(t *testing.T) {
-	addr := silentListener(t)
+	addr := netfault.SilentAddr(t)
 	a, err := rdkafka.NewAdmin("cluster Y", rdkafka.Config{"bootstrap.servers": addr})
 	if err != nil {
 		t.Fatal(err)
@@ -411,50 +410,6 @@ func TestUnreachableUnderCallerDeadline(t *testing.T) {
 	}
 }
 
-// silentListener is a TCP address that accepts connections and never answers: a cluster that
-// does not answer at all (its port open).
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
-// refusedAddr is a loopback address where nothing listens (a port taken, then freed).
-func refusedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // A cluster whose every bootstrap address refuses connections is reported within 2 s, as
 // "cluster A (host:port): connection refused" (the cluster named once), whatever the ping's
 // bound; one where a single address does not answer keeps the bound.
@@ -463,9 +418,9 @@ func TestPingRefusedFast(t *testing.T) {
 		name, servers string
 		refused       bool
 	}{
-		{"one address", refusedAddr(t), true},
-		{"two addresses and a protocol", "PLAINTEXT://" + refusedAddr(t) + "," + refusedAddr(t), true},
-		{"one refuses, one is silent", refusedAddr(t) + "," + silentListener(t), false},
+		{"one address", netfault.RefusedAddr(t), true},
+		{"two addresses and a protocol", "PLAINTEXT://" + netfault.RefusedAddr(t) + "," + netfault.RefusedAddr(t), true},
+		{"one refuses, one is silent", netfault.RefusedAddr(t) + "," + netfault.SilentAddr(t), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := rdkafka.NewAdmin("cluster A", rdkafka.Config{"bootstrap.servers": c.servers})
