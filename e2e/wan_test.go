@@ -189,6 +189,16 @@ func TestWANReplicateKill9(t *testing.T) {
 	}
 	<-produced
 	p = startKMM(t, "replicate", props, "--progress-interval", "1s")
+	// The restarted flow must be running before B's count can say it is done: the killed run
+	// may have written every record already (unacknowledged: they are copied again).
+	testbed.Eventually(t, 90*time.Second, func() error {
+		for _, l := range strings.Split(p.Stderr(), "\n") {
+			if strings.Contains(l, "flow started: ") && strings.Contains(l, "flow=A->B") && !strings.Contains(l, "heartbeats only") {
+				return nil
+			}
+		}
+		return fmt.Errorf("the restarted kmm has not started flow A->B yet")
+	})
 	waitSettled(t, bed.B, remote, parts, total, 2*time.Minute)
 	if code := p.stop(t, syscall.SIGTERM, 40*time.Second); code != 0 {
 		t.Fatalf("graceful stop: exit %d", code)
