@@ -306,6 +306,27 @@ func reorderArgs(a *cli.App, args []string) []string {
 	return out
 }
 
+// commandAt resolves the command named by args[i] (after the global flags) and the subcommands
+// that follow it: the command, its path ("config explain") and the index of the first argument
+// after them. cmd is nil when args[i] names no command.
+func commandAt(a *cli.App, args []string, i int) (cmd *cli.Command, path string, next int) {
+	if i >= len(args) {
+		return nil, "", i
+	}
+	if cmd = a.Command(args[i]); cmd == nil {
+		return nil, "", i
+	}
+	path = cmd.Name
+	for i++; i < len(args) && len(cmd.Subcommands) > 0; i++ {
+		sub := findSub(cmd, args[i])
+		if sub == nil {
+			break
+		}
+		cmd, path = sub, path+" "+sub.Name
+	}
+	return cmd, path, i
+}
+
 func findSub(c *cli.Command, name string) *cli.Command {
 	for _, s := range c.Subcommands {
 		if s.HasName(name) {

@@ -89,20 +89,9 @@ func noteJSONFromArgs(a *cli.App, args []string) {
 		}
 		i++
 	}
-	if i >= len(args) {
-		return
-	}
-	cmd := a.Command(args[i])
+	cmd, path, i := commandAt(a, args, i)
 	if cmd == nil {
 		return
-	}
-	path := cmd.Name
-	for i++; i < len(args) && len(cmd.Subcommands) > 0; i++ {
-		sub := findSub(cmd, args[i])
-		if sub == nil {
-			break
-		}
-		cmd, path = sub, path+" "+sub.Name
 	}
 	if hasOutputFlag(cmd.Flags) && outputArg(args[i:]) == "json" {
 		a.Metadata[metaJSONErrors] = "kmm " + path

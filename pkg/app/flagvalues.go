@@ -35,20 +35,9 @@ func checkFlagValues(a *cli.App, args []string) error {
 		}
 		i = next
 	}
-	if i >= len(args) {
-		return nil
-	}
-	cmd := a.Command(args[i])
+	cmd, path, i := commandAt(a, args, i)
 	if cmd == nil || cmd.SkipFlagParsing {
 		return nil
-	}
-	path := cmd.Name
-	for i++; i < len(args) && len(cmd.Subcommands) > 0; i++ {
-		sub := findSub(cmd, args[i])
-		if sub == nil {
-			break
-		}
-		cmd, path = sub, path+" "+sub.Name
 	}
 	for i < len(args) && args[i] != "--" {
 		if !isFlagToken(args[i]) {

@@ -123,15 +123,16 @@ func (r PartitionLag) MarshalJSON() ([]byte, error) {
 	if !r.AsOf.IsZero() {
 		asOf = &r.AsOf
 	}
-	return marshal(struct {
+	return MarshalNoEscape(struct {
 		plain
 		LagSeconds *float64   `json:"lag_seconds"`
 		AsOf       *time.Time `json:"as_of"`
 	}{plain(r), knownFloat(r.LagSeconds), asOf})
 }
 
-// marshal is json.Marshal without HTML escaping (flows are named "A->B").
-func marshal(v any) ([]byte, error) {
+// MarshalNoEscape is json.Marshal without HTML escaping (flows are named "A->B"): the
+// MarshalJSON methods of the domain's rows that write unknown figures as null use it.
+func MarshalNoEscape(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -214,7 +215,7 @@ type GroupLag struct {
 // MarshalJSON writes the figures that are not known (-1 inside) as null.
 func (g GroupLag) MarshalJSON() ([]byte, error) {
 	type plain GroupLag
-	return marshal(struct {
+	return MarshalNoEscape(struct {
 		plain
 		LagOnSource  *int64 `json:"lag_on_source"`
 		LagOnTarget  *int64 `json:"lag_on_target"`

@@ -50,7 +50,7 @@ type RPORow struct {
 // MarshalJSON writes what is not known (-1 inside) as null, never as a number.
 func (r RPORow) MarshalJSON() ([]byte, error) {
 	type plain RPORow
-	return marshalNoEscape(struct {
+	return lag.MarshalNoEscape(struct {
 		plain
 		SourceEnd     *int64 `json:"source_end"`
 		SnapshotEnd   *int64 `json:"source_end_snapshot"`

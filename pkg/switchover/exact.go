@@ -1,11 +1,9 @@
 package switchover
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -59,22 +57,12 @@ type ExactOffset struct {
 // MarshalJSON writes re-reads that are not known (-1 inside) as null, never as a number.
 func (e ExactOffset) MarshalJSON() ([]byte, error) {
 	type plain ExactOffset
-	return marshalNoEscape(struct {
+	return lag.MarshalNoEscape(struct {
 		plain
 		Rereads *int64 `json:"rereads"`
 	}{plain(e), lag.Known(e.Rereads)})
 }
 
-// marshalNoEscape is json.Marshal without HTML escaping (kmm's JSON documents keep "->").
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
 
 type digest [16]byte
 
