@@ -63,7 +63,6 @@ func (e ExactOffset) MarshalJSON() ([]byte, error) {
 	}{plain(e), lag.Known(e.Rereads)})
 }
 
-
 type digest [16]byte
 
 type rec struct {
