@@ -83,6 +83,17 @@ func (r *running) stop(t *testing.T) error {
 	}
 }
 
+// copyUntil runs the engine on flows until the target topic holds n records (onB), then drains
+// it and fails the test if the run ended with an error.
+func copyUntil(t *testing.T, f *flow.Flow, onB func() int64, n int64) {
+	t.Helper()
+	r := start(t, f)
+	waitFor(t, 30*time.Second, fmt.Sprintf("%d records on B", n), func() bool { return onB() >= n })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitFor polls cond for up to d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -138,11 +149,7 @@ func TestKfakeResumePositions(t *testing.T) {
 	a.Produce(t, seqRecords("orders", 3, 0, 300))
 	f := testFlow(a, b)
 	onB := b.Records(t, "A.orders")
-	r := start(t, f)
-	waitFor(t, 30*time.Second, "300 records on B", func() bool { return onB() >= 300 })
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+	copyUntil(t, f, onB, 300)
 	pos := positions(t, b, f)
 	for p := int32(0); p < 3; p++ {
 		if got := pos[cluster.TP{Topic: "orders", Partition: p}]; got != 99 {
@@ -150,11 +157,7 @@ func TestKfakeResumePositions(t *testing.T) {
 		}
 	}
 	a.Produce(t, seqRecords("orders", 3, 300, 150))
-	r = start(t, f)
-	waitFor(t, 30*time.Second, "450 records on B", func() bool { return onB() >= 450 })
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+	copyUntil(t, f, onB, 450)
 	got := seqs(t, b, "A.orders")
 	for p := int32(0); p < 3; p++ {
 		l := got[p]
@@ -314,11 +317,7 @@ func TestKfakeOffsetMapSwitch(t *testing.T) {
 		}
 		return out
 	}
-	r := start(t, f)
-	waitFor(t, 30*time.Second, "200 records on B", func() bool { return onB() >= 200 })
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+	copyUntil(t, f, onB, 200)
 	if got := maps(); len(got) != 2 || got[cluster.TP{Topic: "orders", Partition: 0}] != 100 {
 		t.Fatalf("map on: stored maps %v, want both partitions up to source offset 100", got)
 	}
@@ -326,11 +325,7 @@ func TestKfakeOffsetMapSwitch(t *testing.T) {
 	off := testFlow(a, b)
 	off.NoOffsetMap = true
 	a.Produce(t, seqRecords("orders", 2, 200, 100))
-	r = start(t, off)
-	waitFor(t, 30*time.Second, "300 records on B", func() bool { return onB() >= 300 })
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+	copyUntil(t, off, onB, 300)
 	if got := maps(); len(got) != 0 {
 		t.Fatalf("map off: maps still stored %v, want the earlier ones deleted and none written", got)
 	}
@@ -342,11 +337,7 @@ func TestKfakeOffsetMapSwitch(t *testing.T) {
 	}
 
 	a.Produce(t, seqRecords("orders", 2, 300, 100))
-	r = start(t, f)
-	waitFor(t, 30*time.Second, "400 records on B", func() bool { return onB() >= 400 })
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+	copyUntil(t, f, onB, 400)
 	if got := maps(); got[cluster.TP{Topic: "orders", Partition: 0}] != 200 {
 		t.Fatalf("map on again: stored maps %v, want orders[0] up to source offset 200", got)
 	}
@@ -363,19 +354,11 @@ func TestKfakeCrashGapBounded(t *testing.T) {
 	a.Produce(t, seqRecords("orders", 1, 0, 200))
 	f := testFlow(a, b)
 	onB := b.Records(t, "A.orders")
-	r := start(t, f)
-	waitFor(t, 30*time.Second, "200 records on B", func() bool { return onB() >= 200 })
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+	copyUntil(t, f, onB, 200)
 	// What a crashed run leaves: copies of source 200-229 on B that no progress or map records.
 	b.Produce(t, seqRecords("A.orders", 1, 200, 30))
 	a.Produce(t, seqRecords("orders", 1, 200, 30))
-	r = start(t, f)
-	waitFor(t, 30*time.Second, "260 records on B", func() bool { return onB() >= 260 })
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+	copyUntil(t, f, onB, 260)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	maps, err := mm2read.ReadOffsetMaps(ctx, b.Open(t), f.OffsetMapTopic())

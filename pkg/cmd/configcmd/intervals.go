@@ -1,6 +1,8 @@
 package configcmd
 
 import (
+	"time"
+
 	"github.com/kmmproject/kmm/mm2conf"
 	"github.com/kmmproject/kmm/pkg/flow"
 )
@@ -27,17 +29,17 @@ func overlayIntervals(cfg *mm2conf.Config, rep *mm2conf.CheckReport) {
 		}
 		mm2 := cf.Intervals
 		kmm := mm2
-		set := func(dst *int64, on bool, d interface{ Milliseconds() int64 }) {
-			if on && *dst >= 0 { // a negative interval turns the task off, in both tools
+		set := func(dst *int64, d time.Duration) {
+			if *dst >= 0 { // a negative interval turns the task off, in both tools
 				*dst = d.Milliseconds()
 			}
 		}
-		set(&kmm.RefreshTopicsMs, true, f.RefreshTopicsInterval)
-		set(&kmm.SyncTopicConfigsMs, true, f.SyncConfigsInterval)
-		set(&kmm.SyncTopicACLsMs, true, f.SyncACLsInterval)
-		set(&kmm.EmitCheckpointsMs, true, f.CheckpointPollInterval)
-		set(&kmm.SyncGroupOffsetsMs, true, f.SyncGroupOffsetsInterval)
-		set(&kmm.EmitHeartbeatsMs, true, f.HeartbeatInterval)
+		set(&kmm.RefreshTopicsMs, f.RefreshTopicsInterval)
+		set(&kmm.SyncTopicConfigsMs, f.SyncConfigsInterval)
+		set(&kmm.SyncTopicACLsMs, f.SyncACLsInterval)
+		set(&kmm.EmitCheckpointsMs, f.CheckpointPollInterval)
+		set(&kmm.SyncGroupOffsetsMs, f.SyncGroupOffsetsInterval)
+		set(&kmm.EmitHeartbeatsMs, f.HeartbeatInterval)
 		cf.Intervals = kmm
 		if kmm != mm2 {
 			cf.MM2Intervals = &mm2
