@@ -191,6 +191,8 @@ var Table = []Row{
 		May: []string{"mm2conf", "pkg/flow", "pkg/rdkafka", "pkg/replicator", "scripts/wanlink"}},
 	{Packages: []string{"scripts/benchfailover"},
 		May: []string{"mm2conf", "pkg/checkpoint", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/flow", "pkg/flowstate", "pkg/mm2read", "pkg/mm2wire", "pkg/plan", "pkg/rdkafka", "pkg/switchover"}},
+	{Packages: []string{"scripts/crashloop"},
+		May: []string{"mm2conf", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/flow", "pkg/rdkafka"}},
 	{Packages: []string{"scripts/demo"},
 		May: []string{"pkg/rdkafka"}},
 	{Packages: []string{"scripts/drill"},
