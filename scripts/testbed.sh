@@ -110,6 +110,9 @@ listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLA
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
 num.partitions=1
+# A deleted topic's files are closed after 1 s (default 60 s): tests create and delete 10,000
+# partitions, and every open file counts against the broker's limit.
+file.delete.delay.ms=1000
 default.replication.factor=1
 min.insync.replicas=1
 offsets.topic.replication.factor=1
@@ -177,6 +180,10 @@ start_one() {
       --add-scram 'SCRAM-SHA-512=[name=admin,password=admin-secret]' >"$dir/logs/format.log" 2>&1 \
       || { cat "$dir/logs/format.log" >&2; die "formatting storage of $c failed"; }
   fi
+  # A broker keeps a file open per partition (a deleted topic's until file.delete.delay.ms
+  # passes): 10,000 partitions replaced by 10,000 new ones exhausted a limit of 20,000 ("Too many
+  # open files" accepting connections). The soft limit is raised to the hard one where it is lower.
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
   # shellcheck disable=SC2086
   nohup java $HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$dir/log4j2.properties" \

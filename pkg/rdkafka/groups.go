@@ -1,10 +1,13 @@
 package rdkafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -137,6 +140,49 @@ func (a *Admin) DeleteGroups(ctx context.Context, ids ...string) error {
 func (a *Admin) ListOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map[TP]OffsetResult, error) {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()
+	if len(tps) <= offsetsPerCall {
+		return a.listOffsets(ctx, tps, spec)
+	}
+	// librdkafka matches each partition of a ListOffsets answer against the request by a linear
+	// search (rd_kafka_ListOffsets_response_merge): quadratic, ~0.4 CPU-s for 10,000 partitions,
+	// and the replicator asks twice a second. In calls of offsetsPerCall partitions, a few at a
+	// time, the same answer costs 1/40 of that.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	out := make(map[TP]OffsetResult, len(tps))
+	slots := make(chan struct{}, offsetsCallsInFlight)
+	for from := 0; from < len(tps); from += offsetsPerCall {
+		chunk := tps[from:min(from+offsetsPerCall, len(tps))]
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			res, err := a.listOffsets(ctx, chunk, spec)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				firstErr = cmp.Or(firstErr, err)
+				return
+			}
+			maps.Copy(out, res)
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// offsetsPerCall and offsetsCallsInFlight: Admin.ListOffsets asks librdkafka for at most
+// offsetsPerCall partitions per call, with up to offsetsCallsInFlight calls at once.
+const (
+	offsetsPerCall       = 250
+	offsetsCallsInFlight = 4
+)
+
+// listOffsets is ListOffsets in one librdkafka call, retried while the cause is transient.
+func (a *Admin) listOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map[TP]OffsetResult, error) {
 	req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(tps))
 	var s kafka.OffsetSpec
 	switch spec {

@@ -517,22 +517,39 @@ func (a *Admin) ValidateTopics(ctx context.Context, topics []NewTopic) (map[stri
 func (a *Admin) createTopics(ctx context.Context, topics []NewTopic, validateOnly bool) (map[string]error, error) {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()
-	specs := make([]kafka.TopicSpecification, 0, len(topics))
+	want := make(map[string]int, len(topics))
 	for _, t := range topics {
-		specs = append(specs, kafka.TopicSpecification{Topic: t.Name, NumPartitions: t.Partitions, ReplicationFactor: t.RF, Config: t.Configs})
-	}
-	res, err := a.a.CreateTopics(ctx, specs, kafka.SetAdminValidateOnly(validateOnly))
-	if err != nil {
-		return nil, a.wrap("create topics", err)
+		want[t.Name] = t.Partitions
 	}
 	out := map[string]error{}
-	for _, r := range res {
-		if r.Error.Code() == kafka.ErrTopicAlreadyExists {
-			out[r.Topic] = fmt.Errorf("%w: %w", cluster.ErrTopicExists, r.Error)
-		} else if r.Error.Code() != kafka.ErrNoError {
-			out[r.Topic] = r.Error
-		} else {
-			out[r.Topic] = nil
+	for _, batch := range topicBatches(topics) { // within the controller's records per request
+		specs := make([]kafka.TopicSpecification, 0, len(batch))
+		for _, t := range batch {
+			specs = append(specs, kafka.TopicSpecification{Topic: t.Name, NumPartitions: t.Partitions, ReplicationFactor: t.RF, Config: t.Configs})
+		}
+		res, err := a.a.CreateTopics(ctx, specs, kafka.SetAdminValidateOnly(validateOnly))
+		if err != nil {
+			return nil, a.wrap("create topics", err)
+		}
+		for _, r := range res {
+			switch {
+			case r.Error.Code() == kafka.ErrTopicAlreadyExists:
+				out[r.Topic] = fmt.Errorf("%w: %w", cluster.ErrTopicExists, r.Error)
+			case r.Error.Code() != kafka.ErrNoError:
+				out[r.Topic] = r.Error
+			default:
+				out[r.Topic] = nil
+			}
+		}
+		if validateOnly {
+			continue
+		}
+		for _, t := range batch { // created with fewer partitions than asked: grown in steps
+			if out[t.Name] == nil && t.Partitions < want[t.Name] {
+				if err := a.growPartitions(ctx, t.Name, t.Partitions, want[t.Name]); err != nil {
+					out[t.Name] = err
+				}
+			}
 		}
 	}
 	return out, nil
@@ -543,17 +560,34 @@ func ErrTopicExists(err error) bool {
 	return errors.Is(err, cluster.ErrTopicExists) || IsCode(err, kafka.ErrTopicAlreadyExists)
 }
 
-// CreatePartitions grows a topic to total partitions.
+// CreatePartitions grows a topic to total partitions, at most RecordsPerRequest partitions per
+// request. It asks the topic's partition count first only when the growth could be too large
+// for one request.
 func (a *Admin) CreatePartitions(ctx context.Context, topic string, total int) error {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()
-	res, err := a.a.CreatePartitions(ctx, []kafka.PartitionsSpecification{{Topic: topic, IncreaseTo: total}})
-	if err != nil {
-		return a.wrap("create partitions", err)
+	have := 0
+	if total > RecordsPerRequest {
+		ts, err := a.ListTopics(ctx)
+		if err != nil {
+			return err
+		}
+		have = ts[topic].Partitions
 	}
-	for _, r := range res {
-		if r.Error.Code() != kafka.ErrNoError {
-			return a.wrap("create partitions "+topic, r.Error)
+	return a.growPartitions(ctx, topic, have, total)
+}
+
+// growPartitions grows topic from have partitions to total in growSteps.
+func (a *Admin) growPartitions(ctx context.Context, topic string, have, total int) error {
+	for _, n := range growSteps(have, total) {
+		res, err := a.a.CreatePartitions(ctx, []kafka.PartitionsSpecification{{Topic: topic, IncreaseTo: n}})
+		if err != nil {
+			return a.wrap("create partitions", err)
+		}
+		for _, r := range res {
+			if r.Error.Code() != kafka.ErrNoError {
+				return a.wrap("create partitions "+topic, r.Error)
+			}
 		}
 	}
 	return nil
@@ -617,30 +651,33 @@ func (a *Admin) DescribeTopicConfigs(ctx context.Context, topics ...string) (map
 	return out, nil
 }
 
-// IncrementalAlterTopicConfigs applies ops to topics (IncrementalAlterConfigs, KIP-339).
+// IncrementalAlterTopicConfigs applies ops to topics (IncrementalAlterConfigs, KIP-339), at
+// most RecordsPerRequest entries per request.
 func (a *Admin) IncrementalAlterTopicConfigs(ctx context.Context, ops map[string][]ConfigOp) error {
 	ctx, cancel := a.ctx(ctx)
 	defer cancel()
-	rs := make([]kafka.ConfigResource, 0, len(ops))
-	for t, list := range ops {
-		r := kafka.ConfigResource{Type: kafka.ResourceTopic, Name: t}
-		for _, op := range list {
-			e := kafka.ConfigEntry{Name: op.Name, Value: op.Value, IncrementalOperation: kafka.AlterConfigOpTypeSet}
-			if op.Delete {
-				e.IncrementalOperation = kafka.AlterConfigOpTypeDelete
-				e.Value = ""
+	for _, batch := range configBatches(ops) {
+		rs := make([]kafka.ConfigResource, 0, len(batch))
+		for t, list := range batch {
+			r := kafka.ConfigResource{Type: kafka.ResourceTopic, Name: t}
+			for _, op := range list {
+				e := kafka.ConfigEntry{Name: op.Name, Value: op.Value, IncrementalOperation: kafka.AlterConfigOpTypeSet}
+				if op.Delete {
+					e.IncrementalOperation = kafka.AlterConfigOpTypeDelete
+					e.Value = ""
+				}
+				r.Config = append(r.Config, e)
 			}
-			r.Config = append(r.Config, e)
+			rs = append(rs, r)
 		}
-		rs = append(rs, r)
-	}
-	res, err := a.a.IncrementalAlterConfigs(ctx, rs)
-	if err != nil {
-		return a.wrap("incremental alter configs", err)
-	}
-	for _, r := range res {
-		if r.Error.Code() != kafka.ErrNoError {
-			return a.wrap("alter configs of "+r.Name, r.Error)
+		res, err := a.a.IncrementalAlterConfigs(ctx, rs)
+		if err != nil {
+			return a.wrap("incremental alter configs", err)
+		}
+		for _, r := range res {
+			if r.Error.Code() != kafka.ErrNoError {
+				return a.wrap("alter configs of "+r.Name, r.Error)
+			}
 		}
 	}
 	return nil

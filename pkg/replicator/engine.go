@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -542,6 +543,10 @@ func (e *engine) start(ctx context.Context) error {
 	}
 	// MM2's replication consumer and an idempotent acks=all producer (pkg/flow owns both).
 	cons, prod := f.ReplicationConsumer(), f.ReplicationProducer()
+	if every := e.statsInterval(ctx); every > 0 {
+		cons["statistics.interval.ms"] = strconv.FormatInt(every.Milliseconds(), 10)
+		prod["statistics.interval.ms"] = cons["statistics.interval.ms"]
+	}
 	if f.RateLimit > 0 {
 		e.limiter = newRateLimiter(f.RateLimit)
 	}
@@ -1023,7 +1028,7 @@ func (e *engine) sample(now time.Time) {
 					e.srcW.ok(cs.At)
 				}
 			}
-			if cs.Role == "source-consumer" && cs.ConsumerLag > 0 {
+			if cs.Role == "source-consumer" && cs.ConsumerLag > 0 && now.Sub(cs.At) < freshStats {
 				waiting = true
 			}
 		}
@@ -1043,7 +1048,7 @@ func (e *engine) waitingRecords() int64 {
 	for _, c := range e.copiers {
 		n += int64(c.InFlight())
 		for _, cs := range c.ClientStats() {
-			if cs.Role == "source-consumer" && cs.ConsumerLag > 0 {
+			if cs.Role == "source-consumer" && cs.ConsumerLag > 0 && time.Since(cs.At) < freshStats {
 				n += cs.ConsumerLag
 			}
 		}
@@ -1242,4 +1247,38 @@ func (e *engine) wanNote() string {
 		return ""
 	}
 	return "; " + strings.Join(notes, "; ") + " (kmm.memory.budget.bytes bounds them)"
+}
+
+// statsEveryPerThousand is the pipelines' statistics interval per 1,000 source partitions
+// (at least rdkafka's 5 s, at most maxStatsEvery), and freshStats how old statistics may be for
+// their consumer lag to count as records waiting. librdkafka's statistics describe every
+// partition a client knows (~1 KB of JSON each, built by librdkafka and parsed here): every 5 s
+// at 10,000 partitions they cost ~70 MiB of peak memory and a tenth of the process's CPU, and
+// each partition's statistics timer is re-inserted in librdkafka's sorted timer list, a walk of
+// all of them (docs/benchmarks.md, "Many partitions").
+const (
+	statsEveryPerThousand = 5 * time.Second
+	maxStatsEvery         = time.Minute
+	freshStats            = 15 * time.Second
+)
+
+// statsInterval is the statistics interval of the flow's pipelines for the source partitions
+// the flow selects now (0: the default, 5 s, for up to 1,000 partitions or when unknown).
+func (e *engine) statsInterval(ctx context.Context) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, e.flow.AdminTimeout)
+	defer cancel()
+	ts, err := e.src.ListTopics(ctx)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for name, t := range ts {
+		if e.flow.Selected(name) {
+			n += t.Partitions
+		}
+	}
+	if n <= 1000 {
+		return 0
+	}
+	return min(statsEveryPerThousand*time.Duration((n+999)/1000), maxStatsEvery)
 }
