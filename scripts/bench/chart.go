@@ -95,6 +95,12 @@ func drawChart(rep *report, path string) error {
 		mb[1] = append(mb[1], median(ws.Metrics, "kmm", "mb_per_s"))
 		mb[2] = append(mb[2], median(ws.Metrics, "mm2", "mb_per_s"))
 	}
+	if len(groups) == 0 { // no bulk rows (BENCH_ONLY=partitions loads no workload): empty plots
+		groups = []string{"no bulk rows"}
+		for i := range vals {
+			vals[i], mb[i] = []float64{0}, []float64{0}
+		}
+	}
 	names := []string{"ceiling", "kmm", "MM2"}
 	cols := []color.Color{colCeiling, colKMM, colMM2}
 

@@ -168,27 +168,15 @@ func runLatency(ctx context.Context, cfg *config, tool string, rep, order int) l
 	// Steady phase.
 	total := int64(math.Round(float64(cfg.LatencyRate) * cfg.LatencySecs))
 	a := sampleCPU(cfg, r.pid)
-	start := time.Now()
-	tick := time.NewTicker(time.Millisecond)
-	var sent int64
-	for sent < total && ctx.Err() == nil {
-		<-tick.C
-		due := int64(time.Since(start).Seconds() * float64(cfg.LatencyRate))
-		if due > total {
-			due = total
-		}
-		for ; sent < due; sent++ {
-			now := time.Now()
-			k, h := mk(sent, now)
-			if err := prod.produce(src, int32(sent%parts), k, value, h); err != nil {
-				tick.Stop()
-				prod.close(5 * time.Second)
-				return fail("produce: %v", err)
-			}
-		}
+	sent, took, err := pace(ctx, float64(cfg.LatencyRate), total, func(i int64) error {
+		k, h := mk(i, time.Now())
+		return prod.produce(src, int32(i%parts), k, value, h)
+	})
+	if err != nil {
+		prod.close(5 * time.Second)
+		return fail("produce: %v", err)
 	}
-	tick.Stop()
-	res.DurationSec = time.Since(start).Seconds()
+	res.DurationSec = took.Seconds()
 	res.AchievedRate = float64(sent) / res.DurationSec
 	prod.close(30 * time.Second)
 	if prod.failed.Load() > 0 {
@@ -250,6 +238,25 @@ func runLatency(ctx context.Context, cfg *config, tool string, rep, order int) l
 	res.Mean = s / float64(len(lats))
 	res.OK = true
 	return res
+}
+
+// pace calls send(0), send(1), ... at rate calls per second (checked every millisecond) until
+// total were sent, send fails or ctx ends; it returns how many were sent and the time taken.
+func pace(ctx context.Context, rate float64, total int64, send func(i int64) error) (int64, time.Duration, error) {
+	start := time.Now()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	var sent int64
+	for sent < total && ctx.Err() == nil {
+		<-tick.C
+		due := min(int64(time.Since(start).Seconds()*rate), total)
+		for ; sent < due; sent++ {
+			if err := send(sent); err != nil {
+				return sent, time.Since(start), err
+			}
+		}
+	}
+	return sent, time.Since(start), nil
 }
 
 // readLatencies consumes topic from the beginning and returns, for every record with a produce

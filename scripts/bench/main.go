@@ -15,7 +15,10 @@
 // BENCH_MM2_HEAP (default "-Xms256m -Xmx512m"), BENCH_OUT (output directory, default docs; smoke:
 // .testbed/bench-smoke), KMM_BIN (default bin/kmm), KMM_TESTBED_DIR (default .testbed),
 // BENCH_ONLY (rows, see config.Only), BENCH_WORKLOADS (1k,100b); the sustained rows'
-// BENCH_SUSTAIN_* (sustain.go) and the WAN rows' BENCH_WAN_* (wan.go).
+// BENCH_SUSTAIN_* (sustain.go), the WAN rows' BENCH_WAN_* (wan.go) and the many-partitions rows'
+// BENCH_PARTITIONS_SIZES, _TOPICS, _RECORDS, _TOOLS, _TIMEOUT, _RATE, _SUSTAIN and _GROUPS
+// (partitions.go). The bulk workloads are loaded only for rows that copy them: BENCH_ONLY=partitions
+// loads nothing but its own topics.
 //
 // The bed's clusters are shared: every topic this driver makes starts with bench-<run id>- (or is
 // the remote copy A.bench-<run id>-... of one) and is deleted at the end; every kmm and MM2
@@ -55,7 +58,7 @@ type config struct {
 	LatencySecs                       float64
 	MM2Heap                           string
 	Poll                              time.Duration
-	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, sustained, latency, verify, workers, wan, eos, map (default all; verify needs kmm; smoke: all but wan, eos and map)
+	Only                              map[string]bool // BENCH_ONLY: ceiling, kmm, mm2, sustained, latency, verify, workers, wan, eos, map, partitions (default all but partitions; verify needs kmm; smoke: all but wan, eos, map and partitions)
 	Workloads                         map[string]bool // BENCH_WORKLOADS: 1k, 100b (default both)
 	Perf                              bool            // BENCH_PERF=1: perf record every kmm run (profiling only)
 
@@ -65,6 +68,14 @@ type config struct {
 	kmmProducer rdkafka.Config
 	kmmForce    bool        // kmm replicate has --force
 	pending     []runResult // verify rows measured during a kmm run, recorded after it
+}
+
+// workloadRows are the BENCH_ONLY rows that copy the bulk workloads (1k, 100b).
+var workloadRows = []string{"ceiling", "kmm", "mm2", "sustained", "workers", "wan", "eos", "map"}
+
+// loadsWorkloads: some row of the run copies the bulk workloads (loading them takes a minute).
+func (c *config) loadsWorkloads() bool {
+	return os.Getenv("BENCH_MODE") == "engine" || slices.ContainsFunc(workloadRows, func(r string) bool { return c.Only[r] })
 }
 
 func (c *config) runTimeout(w *workload) time.Duration {
@@ -267,7 +278,7 @@ func run(ctx context.Context, cfg *config) int {
 		{Name: "1k", ValueSize: 1024, Records: int64(math.Round(1_000_000 * cfg.Scale))},
 		{Name: "100b", ValueSize: 100, Records: int64(math.Round(3_000_000 * cfg.Scale))},
 	} {
-		if cfg.Workloads[w.Name] {
+		if cfg.Workloads[w.Name] && cfg.loadsWorkloads() {
 			ws = append(ws, w)
 		}
 	}
@@ -461,6 +472,19 @@ func run(ctx context.Context, cfg *config) int {
 			}
 			logf("latency %s rep %d: %d records at %.0f rec/s: p50 %.1f ms, p99 %.1f ms, max %.1f ms (copy leg, source append -> target append: p50 %.0f ms, p99 %.0f ms, max %.0f ms; source leg, produce -> source append: p50 %.0f ms, p99 %.0f ms); %.2f cores, start-up %.1f s",
 				tool, i, l.Records, l.AchievedRate, l.P50, l.P99, l.Max, l.CopyP50, l.CopyP99, l.CopyMax, l.SourceP50, l.SourceP99, l.Cores, l.StartupSec)
+		}
+	}
+	// Many partitions (BENCH_ONLY=partitions only: partitions.go). MM2's known limit (no remote
+	// topics at 10,000 partitions) shows as a failed row but does not fail the benchmark.
+	if cfg.Only["partitions"] && ctx.Err() == nil {
+		if err := runPartitions(ctx, cfg, func(r partitionsResult) {
+			rep.Partitions = append(rep.Partitions, r)
+			if !r.OK && r.KnownLimit == "" {
+				failed++
+			}
+		}); err != nil && ctx.Err() == nil {
+			logf("partitions rows: %v", err)
+			failed++
 		}
 	}
 	if ctx.Err() != nil {

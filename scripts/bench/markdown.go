@@ -98,10 +98,12 @@ func (rep *report) markdown(notes string) []byte {
 	p("```\nmake bench                      # full sizes: 1M x 1 KB, 3M x 100 B, 60 s latency run, 3 repetitions\nBENCH_SCALE=0.3 make bench      # smaller sizes (the latency run is scaled too, at least 10 s)\nmake bench-smoke                # CI: tiny sizes, checks the harness end to end, writes to .testbed/bench-smoke/\n```\n\n")
 	p("Settings: `BENCH_SCALE` (float multiplier of the record counts and of the latency run's 60 s), `BENCH_REPEATS` (default 3), ")
 	p("`BENCH_TASKS` (`tasks.max` of both, default 2), `BENCH_LATENCY_RATE` (default 5000 rec/s), `BENCH_LATENCY_SECONDS`, ")
-	p("`BENCH_MM2_HEAP` (default `-Xms256m -Xmx512m`), `BENCH_OUT` (default `docs`), `BENCH_ONLY` (rows: ceiling, kmm, mm2, sustained, latency, verify, workers, wan), ")
+	p("`BENCH_MM2_HEAP` (default `-Xms256m -Xmx512m`), `BENCH_OUT` (default `docs`), `BENCH_ONLY` (rows: ceiling, kmm, mm2, sustained, latency, verify, workers, wan, eos, map; partitions only when named), ")
 	p("the sustained rows' `BENCH_SUSTAIN_SECONDS` (window, default 60), `BENCH_SUSTAIN_WARMUP_SECONDS` (15), `BENCH_SUSTAIN_TOOLS` (kmm,mm2; kmm-c adds kmm with `KMM_DATA_PLANE=c`), `BENCH_SUSTAIN_REPEATS` (`BENCH_REPEATS`), ")
 	p("`BENCH_SUSTAIN_RATE` (records/s the backlog is sized for; default three times the ceiling), `BENCH_SUSTAIN_MAX_GB` (24) and `BENCH_SUSTAIN_MAX_RECORDS` (50,000,000), ")
-	p("the WAN rows' `BENCH_WAN_LATENCIES` (one-way ms, default 0,25,50,100), `BENCH_WAN_SIDES` (source,target), `BENCH_WAN_TOOLS` (kmm,kmm-wan,mm2), `BENCH_WAN_REPEATS` (1), `BENCH_WAN_SECONDS` (window, 20) and `BENCH_WAN_WARMUP_SECONDS` (5). The test bed must be up (`make testbed-up`); ")
+	p("the WAN rows' `BENCH_WAN_LATENCIES` (one-way ms, default 0,25,50,100), `BENCH_WAN_SIDES` (source,target), `BENCH_WAN_TOOLS` (kmm,kmm-wan,mm2), `BENCH_WAN_REPEATS` (1), `BENCH_WAN_SECONDS` (window, 20) and `BENCH_WAN_WARMUP_SECONDS` (5), ")
+	p("the many-partitions rows' `BENCH_PARTITIONS_SIZES` (topics x partitions per topic, default 100x10,100x40,100x100), `BENCH_PARTITIONS_TOPICS` (100), `BENCH_PARTITIONS_RECORDS` (1,000,000 x `BENCH_SCALE`), ")
+	p("`BENCH_PARTITIONS_TOOLS` (kmm,mm2), `BENCH_PARTITIONS_TIMEOUT` (6m), `BENCH_PARTITIONS_RATE` (2000), `BENCH_PARTITIONS_SUSTAIN` (30 s) and `BENCH_PARTITIONS_GROUPS` (1000). The test bed must be up (`make testbed-up`); ")
 	p("the driver only adds topics named `bench-<run id>-*` (and their remote copies `A.bench-<run id>-*`) and deletes them at the end, ")
 	p("so it can share the bed with other tests, which then show up as noise (see *Machine*).\n\n")
 
@@ -227,6 +229,7 @@ func (rep *report) markdown(notes string) []byte {
 	p("\n")
 
 	p("%s", rep.wanMarkdown())
+	p("%s", rep.partitionsMarkdown())
 
 	p("## Settings\n\nThe generated properties file of one run (kmm, 1 KB workload; MM2's differs only in the target alias C and its bootstrap):\n\n```properties\n%s```\n\n", c.PropsExample)
 	p("librdkafka settings kmm resolves from it (`kmm config explain`), used by the ceiling too:\n\n")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -242,12 +243,17 @@ func (r *replicator) exited() bool {
 	return !alive(r.pid)
 }
 
-func (r *replicator) logTail(n int) string {
-	file := r.live
-	if _, err := os.Stat(file); err != nil {
-		file = filepath.Join(r.logDir, "mm2.log")
+// logFile is the process's log: the live one while it runs, MM2's copy in the run's directory
+// once mm2.sh has removed its state directory.
+func (r *replicator) logFile() string {
+	if _, err := os.Stat(r.live); err != nil {
+		return filepath.Join(r.logDir, "mm2.log")
 	}
-	b, _ := os.ReadFile(file)
+	return r.live
+}
+
+func (r *replicator) logTail(n int) string {
+	b, _ := os.ReadFile(r.logFile())
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -259,6 +265,7 @@ func (r *replicator) logTail(n int) string {
 type propsSpec struct {
 	Target, TargetBootstrap string
 	Topic                   string // source topic (exact name)
+	TopicsRegex             string // a regular expression of source topics, used instead of Topic when set
 	RunName                 string // unique prefix of the per-run Connect topics and group
 	Tasks                   int
 	Batching                bool // the high-volume producer batching (batch.size, linger.ms)
@@ -267,6 +274,23 @@ type propsSpec struct {
 	// Defaults leaves out the high-volume client tuning: each tool runs its own defaults (WAN rows).
 	Defaults bool
 	Extra    []string // lines appended (a row's own settings: exactly-once)
+	// Checkpoints emits checkpoints every 5 s for the groups bench-<id>-g.* (the many-partitions
+	// rows measure their freshness) instead of leaving them off.
+	Checkpoints bool
+}
+
+// checkpointLines is the file's checkpoint block: off, or on for the run's groups with short
+// intervals (MM2 finds new groups only every refresh.groups.interval).
+func checkpointLines(cfg *config, s propsSpec) string {
+	if !s.Checkpoints {
+		return "# checkpoints and group offset sync are not part of this benchmark (no consumer groups to translate)\nemit.checkpoints.enabled = false\n"
+	}
+	return fmt.Sprintf(`# checkpoints of the benchmark's groups (their freshness is measured); no group offset sync
+emit.checkpoints.enabled = true
+emit.checkpoints.interval.seconds = 5
+refresh.groups.interval.seconds = 5
+groups = %s.*
+`, regexp.QuoteMeta(groupPrefix(cfg)))
 }
 
 // mm2Props renders one MM2 dedicated-mode file for the flow A->target. kmm and MM2 get the same
@@ -285,9 +309,7 @@ A.bootstrap.servers = %[2]s
 A->%[1]s.enabled = true
 A->%[1]s.topics = %[4]s
 tasks.max = %[5]d
-# checkpoints and group offset sync are not part of this benchmark (no consumer groups to translate)
-emit.checkpoints.enabled = false
-sync.group.offsets.enabled = false
+%[7]ssync.group.offsets.enabled = false
 # only the benchmark topic: the bed's shared heartbeats topics are not copied along
 heartbeats.replication.enabled = false
 
@@ -306,7 +328,7 @@ offset-syncs.topic.replication.factor = 1
 %[1]s.status.storage.topic = %[6]s-status
 %[1]s.config.storage.topic = %[6]s-configs
 
-`, t, src, s.TargetBootstrap, regexp.QuoteMeta(s.Topic), s.Tasks, s.RunName)
+`, t, src, s.TargetBootstrap, cmp.Or(s.TopicsRegex, regexp.QuoteMeta(s.Topic)), s.Tasks, s.RunName, checkpointLines(cfg, s))
 	if s.Defaults {
 		b.WriteString("# WAN rows: each tool with its default client settings\n")
 	} else {

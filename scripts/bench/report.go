@@ -55,6 +55,8 @@ type report struct {
 	Sustained       []runResult      `json:"sustained_runs,omitempty"`
 	SustainSummary  []sustainSummary `json:"sustained_summary,omitempty"`
 	SustainBacklogs []workload       `json:"sustained_backlogs,omitempty"`
+	// Many-partitions rows (partitions.go): one per tool and size.
+	Partitions []partitionsResult `json:"partitions,omitempty"`
 }
 
 type stat struct {
@@ -464,6 +466,12 @@ func smokeCheck(cfg *config, rep *report) error {
 		}
 		if md, _ := os.ReadFile(filepath.Join(cfg.OutDir, "benchmarks.md")); !bytes.Contains(md, []byte("## Sustained runs")) {
 			return fmt.Errorf("benchmarks.md has no sustained section")
+		}
+	}
+	if cfg.Only["partitions"] {
+		md, _ := os.ReadFile(filepath.Join(cfg.OutDir, "benchmarks.md"))
+		if err := partitionsSmokeCheck(back.Partitions, md); err != nil {
+			return err
 		}
 	}
 	if cfg.Only["latency"] && (len(back.Latency) == 0 || !back.Latency[0].OK || back.Latency[0].P99 <= 0) {

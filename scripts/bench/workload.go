@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -30,6 +31,17 @@ type workload struct {
 	TotalBytes  int64   `json:"total_payload_bytes"`
 	LoadSeconds float64 `json:"load_seconds"`
 	End         []int64 `json:"end_offsets"`
+	// place, when set, puts record i elsewhere than partition i % Partitions of Topic (the
+	// many-partitions rows spread records over several topics: partitions.go).
+	place func(i int64) (string, int32)
+}
+
+// at is the topic and partition record i is loaded into.
+func (w *workload) at(i int64) (string, int32) {
+	if w.place != nil {
+		return w.place(i)
+	}
+	return w.Topic, int32(i % int64(w.Partitions))
 }
 
 func (w *workload) computeSizes() {
@@ -64,32 +76,62 @@ func loaderConfig(bootstrap string) rdkafka.Config {
 
 // createTopic creates a topic and waits until it shows all partitions.
 func createTopic(ctx context.Context, a *rdkafka.Admin, name string, parts int, configs map[string]string) error {
-	res, err := a.CreateTopics(ctx, []rdkafka.NewTopic{{Name: name, Partitions: parts, RF: 1, Configs: configs}})
+	return createTopics(ctx, a, []string{name}, parts, configs, 30*time.Second)
+}
+
+// createTopics creates topics of parts partitions each in one CreateTopics call (pkg/rdkafka
+// splits it into requests the KRaft controller accepts) and waits up to timeout until every one
+// shows all its partitions.
+func createTopics(ctx context.Context, a *rdkafka.Admin, names []string, parts int, configs map[string]string, timeout time.Duration) error {
+	specs := make([]rdkafka.NewTopic, len(names))
+	for i, n := range names {
+		specs[i] = rdkafka.NewTopic{Name: n, Partitions: parts, RF: 1, Configs: configs}
+	}
+	res, err := a.CreateTopics(ctx, specs)
 	if err != nil {
 		return err
 	}
-	if err := res[name]; err != nil {
-		return fmt.Errorf("create topic %s on %s: %w", name, a.Name(), err)
+	var failed []string
+	var first error
+	for _, n := range names {
+		if err := res[n]; err != nil {
+			failed = append(failed, n)
+			first = cmp.Or(first, err)
+		}
 	}
-	return waitTopic(ctx, a, name, parts, 30*time.Second)
+	if len(failed) == 1 && len(names) == 1 {
+		return fmt.Errorf("create topic %s on %s: %w", failed[0], a.Name(), first)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("create topic %s on %s: %w (%d of %d topics failed)", failed[0], a.Name(), first, len(failed), len(names))
+	}
+	return waitTopics(ctx, a, names, parts, timeout)
 }
 
-func waitTopic(ctx context.Context, a *rdkafka.Admin, name string, parts int, timeout time.Duration) error {
+// waitTopics waits until every topic of names shows at least parts partitions.
+func waitTopics(ctx context.Context, a *rdkafka.Admin, names []string, parts int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		ts, err := a.ListTopics(ctx)
-		if err == nil && ts[name].Partitions >= parts {
+		missing := ""
+		for _, n := range names {
+			if ts[n].Partitions < parts {
+				missing = n
+				break
+			}
+		}
+		if err == nil && missing == "" {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("topic %s on %s did not show %d partitions within %s (last error %v)", name, a.Name(), parts, timeout, err)
+			return fmt.Errorf("topic %s on %s did not show %d partitions within %s (last error %v)", cmp.Or(missing, names[0]), a.Name(), parts, timeout, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// load fills w.Topic on A: record i goes to partition i % partitions, with key "key-<i>", a
-// value of ValueSize bytes and two headers.
+// load fills w.Topic on A: record i goes to partition i % partitions (or where w.place puts
+// it), with key "key-<i>", a value of ValueSize bytes and two headers.
 func load(ctx context.Context, bootstrap string, w *workload) error {
 	start := time.Now()
 	const writers = 2
@@ -112,7 +154,8 @@ func load(ctx context.Context, bootstrap string, w *workload) error {
 				recs = recs[:0]
 				for i := base; i < base+chunk && i < w.Records; i++ {
 					hs := gen.headers(i)
-					recs = append(recs, rdkafka.Record{Topic: w.Topic, Partition: int32(i % int64(w.Partitions)),
+					topic, part := w.at(i)
+					recs = append(recs, rdkafka.Record{Topic: topic, Partition: part,
 						Key: gen.key(i), Value: gen.value(i),
 						Headers: []rdkafka.Header{{Key: hs[0].Key, Value: hs[0].Value}, {Key: hs[1].Key, Value: hs[1].Value}}})
 				}
@@ -139,15 +182,22 @@ func endOffsets(ctx context.Context, a *rdkafka.Admin, topic string, n int) ([]i
 	for p := range tps {
 		tps[p] = rdkafka.TP{Topic: topic, Partition: int32(p)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	return listEnds(ctx, a, tps)
+}
+
+// listEnds returns the latest offsets of tps, in their order, with one ListOffsets call. The
+// call may take 5 s plus 1 ms per partition (a broker answering for 10,000 partitions at once
+// is slower than for 12).
+func listEnds(ctx context.Context, a *rdkafka.Admin, tps []rdkafka.TP) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second+time.Duration(len(tps))*time.Millisecond)
 	defer cancel()
 	res, err := a.ListOffsets(ctx, tps, rdkafka.Latest)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, n)
-	for p := range out {
-		out[p] = res[tps[p]].Offset
+	out := make([]int64, len(tps))
+	for i, tp := range tps {
+		out[i] = res[tp].Offset
 	}
 	return out, nil
 }
