@@ -188,7 +188,7 @@ var Table = []Row{
 	{Packages: []string{"mm2conf/clientconf/clientconftest", "pkg/mm2wire/javatest", "pkg/output/goldentest"},
 		May: []string{}},
 	{Packages: []string{"scripts/bench"},
-		May: []string{"mm2conf", "pkg/flow", "pkg/rdkafka", "pkg/replicator", "scripts/wanlink"}},
+		May: []string{"mm2conf", "pkg/flow", "pkg/mm2wire", "pkg/rdkafka", "pkg/replicator", "scripts/wanlink"}},
 	{Packages: []string{"scripts/benchfailover"},
 		May: []string{"mm2conf", "pkg/checkpoint", "pkg/cluster", "pkg/cmd/cmdutil", "pkg/flow", "pkg/flowstate", "pkg/mm2read", "pkg/mm2wire", "pkg/plan", "pkg/rdkafka", "pkg/switchover"}},
 	{Packages: []string{"scripts/crashloop"},
