@@ -146,7 +146,7 @@ func (w *syncWriter) flush(ctx context.Context) {
 	pend := w.pending
 	w.pending = map[*pstate][][2]int64{}
 	w.mu.Unlock()
-	batch := make([]rdkafka.Record, 0, 64)
+	batch := make([]rdkafka.Record, 0, 1000) // a write per 1,000 syncs: 10,000 partitions start with 10,000 syncs
 	var written []mm2wire.OffsetSync
 	send := func() {
 		if len(batch) == 0 {
