@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/kmmproject/kmm/pkg/cluster"
@@ -16,6 +17,27 @@ import (
 // state), JSON values with a format version. Its name starts with "__", so MM2's default topic
 // filters and every replication policy's internal-topic rule keep it from being replicated.
 const StateTopic = "__kmm_state"
+
+// StateMaxBytes is the largest batch StateTopic takes (its max.message.bytes when kmm creates
+// it) and the largest record kmm's writers of it produce: a flow's state holds a line per
+// source partition (FAILED_OVER's cut, the replicator's ends), ~1.5 MB of JSON at 10,000
+// partitions, above the broker's 1 MiB default.
+const StateMaxBytes = 16 << 20
+
+// StateTopicConfigs are the configs kmm creates StateTopic with: compacted, batches up to
+// StateMaxBytes.
+func StateTopicConfigs() map[string]string {
+	return map[string]string{"cleanup.policy": "compact", "max.message.bytes": strconv.Itoa(StateMaxBytes)}
+}
+
+// StateProducer is the producer settings of every writer of StateTopic: idempotent with
+// acks=all, compressed (the JSON of a 10,000-partition cut shrinks ~10x, so a topic created
+// with the broker's 1 MiB default, before StateTopicConfigs, still takes it) and records up to
+// StateMaxBytes.
+func StateProducer() map[string]string {
+	return map[string]string{"acks": "all", "enable.idempotence": "true", "compression.type": "zstd",
+		"message.max.bytes": strconv.Itoa(StateMaxBytes)}
+}
 
 // TopicJournal is the Journal kept in StateTopic on cluster C. The topic is created on the first
 // Save with replication factor RF (RFKey names the setting, for the hint when the cluster has
@@ -132,13 +154,13 @@ func (j *TopicJournal) Save(ctx context.Context, key string, r *Run) error {
 	r.Version, r.Type = hdr.Version, hdr.Type
 	if !j.created {
 		if _, err := cluster.EnsureTopic(ctx, j.C, cluster.NewTopic{Name: StateTopic, Partitions: 1, RF: j.RF,
-			Configs: map[string]string{"cleanup.policy": "compact"}}, j.RFKey); err != nil {
+			Configs: StateTopicConfigs()}, j.RFKey); err != nil {
 			return err
 		}
 		j.created = true
 	}
 	if j.prod == nil {
-		if j.prod, err = j.C.NewProducer(map[string]string{"acks": "all", "enable.idempotence": "true"}); err != nil {
+		if j.prod, err = j.C.NewProducer(StateProducer()); err != nil {
 			return err
 		}
 	}

@@ -92,7 +92,7 @@ func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 	k := &stateKeeper{e: e, started: time.Now(), listen: e.opt.Listen, marked: make(chan *flowstate.FlowRecord, 1), markedC: make(chan struct{}),
 		instance: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixMilli())}
 	if _, err := cluster.EnsureTopic(ctx, e.tgt, cluster.NewTopic{Name: plan.StateTopic, Partitions: 1, RF: f.StateTopicRF(),
-		Configs: map[string]string{"cleanup.policy": "compact"}}, "checkpoints.topic.replication.factor"); err != nil {
+		Configs: plan.StateTopicConfigs()}, "checkpoints.topic.replication.factor"); err != nil {
 		return nil, err
 	}
 	tp := cluster.TP{Topic: plan.StateTopic, Partition: 0}
@@ -119,7 +119,7 @@ func newStateKeeper(ctx context.Context, e *engine) (*stateKeeper, error) {
 		}
 	}
 	k.startEp, k.begin = st.Epoch, st
-	if k.prod, err = e.tgt.NewProducer(map[string]string{"acks": "all", "enable.idempotence": "true"}); err != nil {
+	if k.prod, err = e.tgt.NewProducer(plan.StateProducer()); err != nil {
 		return nil, err
 	}
 	if k.reader, err = e.tgt.NewReader(); err != nil {

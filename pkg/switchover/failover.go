@@ -466,10 +466,10 @@ func (a mark) Apply(ctx context.Context, s plan.Step) (map[string]int64, error) 
 
 func writeState(ctx context.Context, c cluster.Cluster, f *flow.Flow, recs []cluster.Record) error {
 	if _, err := cluster.EnsureTopic(ctx, c, cluster.NewTopic{Name: plan.StateTopic, Partitions: 1, RF: f.StateTopicRF(),
-		Configs: map[string]string{"cleanup.policy": "compact"}}, "checkpoints.topic.replication.factor"); err != nil {
+		Configs: plan.StateTopicConfigs()}, "checkpoints.topic.replication.factor"); err != nil {
 		return err
 	}
-	prod, err := c.NewProducer(map[string]string{"acks": "all", "enable.idempotence": "true"})
+	prod, err := c.NewProducer(plan.StateProducer())
 	if err != nil {
 		return err
 	}

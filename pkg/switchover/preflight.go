@@ -161,7 +161,7 @@ type creatable struct {
 
 // stateTopic is __kmm_state on c as the flow's plans create it.
 func stateTopic(c cluster.Cluster, f *flow.Flow) creatable {
-	return creatable{c, cluster.NewTopic{Name: plan.StateTopic, Partitions: 1, RF: f.StateTopicRF(), Configs: map[string]string{"cleanup.policy": "compact"}},
+	return creatable{c, cluster.NewTopic{Name: plan.StateTopic, Partitions: 1, RF: f.StateTopicRF(), Configs: plan.StateTopicConfigs()},
 		"checkpoints.topic.replication.factor"}
 }
 
