@@ -329,7 +329,7 @@ func (fb *Failback) Actions() map[string]plan.Action {
 		KindFence:          fence{rf},
 		KindWaitQuiet:      waitQuiet{rf},
 		KindDrain:          drainBack{drain{rf}, fb.Rev, fb},
-		KindCommitBack:     commitGroup{c: fb.S, translate: fb.translate},
+		KindCommitBack:     commitGroup{c: fb.S, translate: fb.translate, idx: &groupIndex{}},
 		KindRemoveFence:    removeFence{fb},
 		KindStoreForward:   storeForward{fb},
 	}

@@ -191,7 +191,7 @@ func (fo *Failover) Actions() map[string]plan.Action {
 		KindDrain:            drain{fo},
 		KindMarkFlow:         mark{fo},
 		KindWaitReplicators:  waitReplicators{fo},
-		KindCommitTranslated: commitGroup{c: fo.Tgt, translate: fo.translate},
+		KindCommitTranslated: commitGroup{c: fo.Tgt, translate: fo.translate, idx: &groupIndex{}},
 		KindStoreReverse:     storeReverse{fo},
 		KindFence:            fence{fo},
 	}
