@@ -1,13 +1,11 @@
 package rdkafka
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -145,41 +143,24 @@ func (a *Admin) ListOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map
 	}
 	// librdkafka matches each partition of a ListOffsets answer against the request by a linear
 	// search (rd_kafka_ListOffsets_response_merge): quadratic, ~0.4 CPU-s for 10,000 partitions,
-	// and the replicator asks twice a second. In calls of offsetsPerCall partitions, a few at a
-	// time, the same answer costs 1/40 of that.
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var firstErr error
+	// and the replicator asks twice a second. In calls of offsetsPerCall partitions the same
+	// answer costs 1/40 of that. One call at a time: four in flight on one client, while
+	// partitions were still unknown to it (just created), crashed the process with SIGSEGV in
+	// rd_kafka_ListOffsets (librdkafka 2.11.1, e2e TestManyPartitions, 2026-12-07).
 	out := make(map[TP]OffsetResult, len(tps))
-	slots := make(chan struct{}, offsetsCallsInFlight)
 	for from := 0; from < len(tps); from += offsetsPerCall {
-		chunk := tps[from:min(from+offsetsPerCall, len(tps))]
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			res, err := a.listOffsets(ctx, chunk, spec)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				firstErr = cmp.Or(firstErr, err)
-				return
-			}
-			maps.Copy(out, res)
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+		res, err := a.listOffsets(ctx, tps[from:min(from+offsetsPerCall, len(tps))], spec)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, res)
 	}
 	return out, nil
 }
 
-// offsetsPerCall and offsetsCallsInFlight: Admin.ListOffsets asks librdkafka for at most
-// offsetsPerCall partitions per call, with up to offsetsCallsInFlight calls at once.
-const (
-	offsetsPerCall       = 250
-	offsetsCallsInFlight = 4
-)
+// offsetsPerCall: Admin.ListOffsets asks librdkafka for at most offsetsPerCall partitions per
+// call.
+const offsetsPerCall = 250
 
 // listOffsets is ListOffsets in one librdkafka call, retried while the cause is transient.
 func (a *Admin) listOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map[TP]OffsetResult, error) {
@@ -201,7 +182,9 @@ func (a *Admin) listOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map
 	}
 	var lastErr error
 	for backoff := 50 * time.Millisecond; ; backoff *= 2 {
+		a.metaMu.RLock()
 		res, err := a.a.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
+		a.metaMu.RUnlock()
 		if err == nil {
 			out := make(map[TP]OffsetResult, len(res.ResultInfos))
 			for tp, info := range res.ResultInfos {
@@ -227,7 +210,9 @@ func (a *Admin) listOffsets(ctx context.Context, tps []TP, spec OffsetSpec) (map
 				if !seen[tp.Topic] {
 					seen[tp.Topic] = true
 					t := tp.Topic
+					a.metaMu.Lock()
 					_, _ = a.a.GetMetadata(&t, false, 5000)
+					a.metaMu.Unlock()
 				}
 			}
 		}

@@ -148,7 +148,10 @@ func IsCode(err error, code kafka.ErrorCode) bool {
 
 // Admin wraps a librdkafka admin client.
 type Admin struct {
-	rtt     atomic.Pointer[LinkRTT] // WithLinkRTT: the newest statistics' round trips
+	rtt atomic.Pointer[LinkRTT] // WithLinkRTT: the newest statistics' round trips
+	// metaMu: ListOffsets calls share it, the metadata refresh of their retry path holds it
+	// alone (a refresh beside calls in flight crashed librdkafka 2.11.1; listOffsets).
+	metaMu  sync.RWMutex
 	a       *kafka.AdminClient
 	parent  *kafka.Consumer // the handle the admin client is derived from
 	timeout time.Duration
