@@ -44,10 +44,11 @@ while read -r name secs what; do
 done <"$ROOT/scripts/e2e-weights.txt"
 others="${weight[__other_packages__]:-300}"
 sorted=$(for t in "${tests[@]}"; do echo "${weight[$t]:-30} $t"; done | sort -rn)
-w1=$others w2=0 w3=0 half1=() half2=() half3=()
+w1=$others w2=0 w3=0 half1=() half2=() half3=() alone=()
 while read -r secs name; do
   [[ -z "$name" ]] && continue
-  if ((SHARDS == 3)) && [[ "${tag[$name]:-}" == idle ]]; then half3+=("$name"); w3=$((w3 + secs))
+  if [[ "${tag[$name]:-}" == alone ]]; then alone+=("$name")
+  elif ((SHARDS == 3)) && [[ "${tag[$name]:-}" == idle ]]; then half3+=("$name"); w3=$((w3 + secs))
   elif ((w1 <= w2)); then half1+=("$name"); w1=$((w1 + secs)); else half2+=("$name"); w2=$((w2 + secs)); fi
 done <<<"$sorted"
 anyOf() { local IFS='|'; echo "^($*)\$"; }
@@ -56,6 +57,7 @@ echo "test.sh: e2e split: ${#half1[@]} tests after the other packages (~${w1}s),
 if [[ "${1:-}" == "--split" ]]; then
   printf 'first:  %s\n' "${half1[*]}"; printf 'second: %s\n' "${half2[*]}"
   ((SHARDS == 3)) && printf 'third:  %s\n' "${half3[*]}"
+  ((${#alone[@]} > 0)) && printf 'alone:  %s\n' "${alone[*]}"
   exit 0
 fi
 
@@ -117,6 +119,12 @@ set +e
 second_rc=0 third_rc=0
 wait "$second" || second_rc=$?
 [[ -n "${third:-}" ]] && { wait "$third" || third_rc=$?; }
+# Tests tagged `alone` (10,000 partitions: they load both cores for minutes, and the fault
+# tests beside them missed their timings) run last, on the first bed, with nothing else running.
+if ((${#alone[@]} > 0)); then
+  "$GO" test -count=1 -timeout "$TIMEOUT" -run "$(anyOf "${alone[@]}")" ./e2e 2>&1 | tee -a "$LOGS/shard1.log"
+  ((PIPESTATUS[0] == 0)) || first_rc=1
+fi
 set -e
 if ((first_rc != 0 || second_rc != 0 || third_rc != 0)); then
   summary
