@@ -175,30 +175,14 @@ func (c *checkpointer) addSyncsLocked(ctx context.Context, syncs []mm2wire.Offse
 	c.emit(ctx, ds)
 }
 
-// groupOffsets is one group's committed source offsets; full when they are all it has (a
-// listing), not only the ones a commit changed.
-type groupOffsets struct {
-	group string
-	offs  []checkpoint.SourceOffset
-	full  bool
-}
-
-// update evaluates the groups' new offsets and writes the checkpoints they call for in one
-// write: a commit batch or a listing of a thousand groups is one round trip to the target,
-// not one per group.
-func (c *checkpointer) update(ctx context.Context, gs []groupOffsets) {
-	if len(gs) == 0 {
-		return
-	}
+func (c *checkpointer) update(ctx context.Context, group string, offs []checkpoint.SourceOffset, full bool) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	var ds []checkpoint.Decision
-	for _, g := range gs {
-		if g.full {
-			ds = append(ds, c.tracker.SetGroup(g.group, g.offs)...)
-		} else {
-			ds = append(ds, c.tracker.UpdateOffsets(g.group, g.offs)...)
-		}
+	if full {
+		ds = c.tracker.SetGroup(group, offs)
+	} else {
+		ds = c.tracker.UpdateOffsets(group, offs)
 	}
 	c.emit(ctx, ds)
 }
@@ -435,11 +419,9 @@ func (c *checkpointer) applyCommits(ctx context.Context, recs []rdkafka.Record) 
 		}
 		byGroup[cm.Group] = append(byGroup[cm.Group], checkpoint.SourceOffset{Topic: cm.Topic, Partition: cm.Partition, Offset: off, Metadata: cm.Metadata})
 	}
-	gs := make([]groupOffsets, 0, len(order))
 	for _, g := range order {
-		gs = append(gs, groupOffsets{group: g, offs: byGroup[g]})
+		c.update(ctx, g, byGroup[g], false)
 	}
-	c.update(ctx, gs)
 }
 
 // pollAll lists the source groups that pass the group filter and their committed offsets.
@@ -454,42 +436,20 @@ func (c *checkpointer) pollAll(ctx context.Context) {
 		}
 		return
 	}
-	var ids []string
 	for _, g := range groups {
-		if f.GroupFilter(g.ID) {
-			ids = append(ids, g.ID)
+		if !f.GroupFilter(g.ID) {
+			continue
 		}
-	}
-	// One OffsetFetch per group (librdkafka takes one group per call): several in flight.
-	gs := make([]groupOffsets, len(ids))
-	ok := make([]bool, len(ids))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, id := range ids {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			offs, err := c.e.src.ListGroupOffsets(pctx, id)
-			if err != nil {
-				return
-			}
-			list := make([]checkpoint.SourceOffset, 0, len(offs))
-			for tp, om := range offs {
-				list = append(list, checkpoint.SourceOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: om.Offset, Metadata: om.Metadata})
-			}
-			gs[i], ok[i] = groupOffsets{group: id, offs: list, full: true}, true
-		}()
-	}
-	wg.Wait()
-	listed := gs[:0]
-	for i := range gs {
-		if ok[i] {
-			listed = append(listed, gs[i])
+		offs, err := c.e.src.ListGroupOffsets(pctx, g.ID)
+		if err != nil {
+			continue
 		}
+		var list []checkpoint.SourceOffset
+		for tp, om := range offs {
+			list = append(list, checkpoint.SourceOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: om.Offset, Metadata: om.Metadata})
+		}
+		c.update(ctx, g.ID, list, true)
 	}
-	c.update(ctx, listed)
 }
 
 // syncGroups commits checkpointed offsets to groups that are idle on T, forward only, and
