@@ -150,7 +150,8 @@ func IsCode(err error, code kafka.ErrorCode) bool {
 type Admin struct {
 	rtt atomic.Pointer[LinkRTT] // WithLinkRTT: the newest statistics' round trips
 	// metaMu: ListOffsets calls share it, the metadata refresh of their retry path holds it
-	// alone (a refresh beside calls in flight crashed librdkafka 2.11.1; listOffsets).
+	// alone. librdkafka 2.11.1 crashed with several calls in flight and refreshes beside them
+	// (listOffsets); which of the two it does not survive is not known, so neither happens.
 	metaMu  sync.RWMutex
 	a       *kafka.AdminClient
 	parent  *kafka.Consumer // the handle the admin client is derived from

@@ -192,7 +192,7 @@ func (a CommitOffsets) Apply(ctx context.Context, s plan.Step) (map[string]int64
 type commitGroup struct {
 	c         cluster.Cluster
 	translate func(context.Context) ([]ExactOffset, error)
-	idx       *groupIndex // the translation's rows by group, shared by the steps (nil: scan)
+	idx       *groupIndex // the translation's rows by group, shared by the steps
 }
 
 // groupIndex is a translation's rows by group, built once: every step looking its group's rows
@@ -206,15 +206,6 @@ type groupIndex struct {
 
 // of returns group g's rows of tr, indexing tr first when it is not the translation indexed.
 func (x *groupIndex) of(tr []ExactOffset, g string) []ExactOffset {
-	if x == nil {
-		var out []ExactOffset
-		for _, e := range tr {
-			if e.Group == g {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.rows == nil || len(tr) != len(x.src) || (len(tr) > 0 && &tr[0] != &x.src[0]) {
