@@ -374,6 +374,10 @@ func (k *stateKeeper) release(deadline time.Time) {
 	if k == nil {
 		return
 	}
+	// First end the keeper's loop: a lease refresh in flight holds k.mu while it waits (up to
+	// 5 s) for a hung target; cancelled, it returns at once and the stop keeps its bound (the
+	// tombstone below has its own context).
+	k.cancel()
 	k.mu.Lock()
 	if k.released {
 		k.mu.Unlock()
