@@ -41,10 +41,11 @@ type ExactOffset struct {
 	TargetOffset int64  `json:"target_offset"`
 	Metadata     string `json:"metadata,omitempty"`
 	// Exact: the record at TargetOffset on the target is the copy of the record at SourceOffset
-	// on the source (or both are at the end): 0 re-read, 0 skipped.
+	// on the source (or both are at the end): nothing read again at the position, 0 skipped.
 	Exact bool `json:"exact"`
-	// Rereads bounds the records the group reads again on the target (0 when exact, -1 unknown:
-	// JSON null).
+	// Rereads bounds the records the group reads again on the target (-1 unknown: JSON null):
+	// copies of records it read, and records copied twice past TargetOffset (a range copied
+	// again after a crash), so an exact position may still count some.
 	Rereads int64 `json:"rereads"`
 	// Skips is always 0: translation never moves past a record the group has not read.
 	Skips int64 `json:"skips"`
