@@ -417,6 +417,10 @@ type engine struct {
 	lastWarn map[string]time.Time
 	gapTotal atomic.Int64
 	nextCop  int
+	// Whole topics per pipeline on large flows (assignPipelines): the pipeline of each topic
+	// so placed, and the partitions given to each pipeline so far.
+	topicCop map[string]int
+	copParts []int
 
 	state     *stateKeeper           // nil for heartbeats-only flows
 	endsAtMs  atomic.Int64           // when the source ends were last read (unix ms)

@@ -3,6 +3,7 @@ package replicator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync/atomic"
 
@@ -219,6 +220,7 @@ func (e *engine) startPartitions(ctx context.Context, selected []string, srcTopi
 	starts := make([][]int64, len(e.copiers))
 	var newParts []*pstate
 	var grew []string
+	e.assignPipelines(selected, srcTopics, ready)
 	for _, t := range selected {
 		remote := e.flow.RemoteTopic(t)
 		if _, ok := ready[remote]; !ok {
@@ -242,8 +244,12 @@ func (e *engine) startPartitions(ctx context.Context, selected []string, srcTopi
 				ps.stored.Store(off)
 				ps.acked.Store(off)
 			}
-			i := e.nextCop % len(e.copiers)
-			e.nextCop++
+			i, whole := e.topicCop[t]
+			if !whole {
+				i = e.nextCop % len(e.copiers)
+				e.nextCop++
+			}
+			e.copParts[i]++
 			per[i] = append(per[i], ps.p)
 			starts[i] = append(starts[i], start)
 			newParts = append(newParts, ps)
@@ -265,6 +271,55 @@ func (e *engine) startPartitions(ctx context.Context, selected []string, srcTopi
 		e.emit(Event{Type: EvTopicAdded, Topic: t, Remote: e.remote[t], Parts: n, Message: fmt.Sprintf("now copying %d partitions of %s", n, t)})
 	}
 	return len(newParts), nil
+}
+
+// AffinePartitions is the flow size (source partitions) from which each topic is copied by one
+// pipeline instead of its partitions being spread round robin over all of them. librdkafka
+// keeps state for every partition of every topic a client knows: 100 topics x 100 partitions
+// cost a producer ~25 MB and a consumer assigned them all ~37 MB, and still ~21 and ~29 MB
+// when it writes or reads only half of each topic (scripts/bench/notes.md), so spread
+// partitions put every topic in every pipeline's two clients; whole topics do not.
+// Smaller flows keep the round robin, which balances a few busy partitions best.
+const AffinePartitions = 1000
+
+// assignPipelines places the ready topics of a large flow that have no pipeline yet, whole,
+// each on the pipeline with the fewest partitions (the largest topics first); a topic placed
+// keeps its pipeline when it grows. Below AffinePartitions, or with fewer topics than twice
+// the pipelines (a whole topic each would leave them unbalanced), nothing is placed and the
+// partitions go round robin.
+func (e *engine) assignPipelines(selected []string, srcTopics map[string]rdkafka.TopicInfo, ready map[string]int) {
+	if len(e.copParts) != len(e.copiers) {
+		e.copParts = make([]int, len(e.copiers))
+	}
+	if e.topicCop == nil {
+		e.topicCop = map[string]int{}
+	}
+	var fresh []string
+	total := 0
+	for _, t := range selected {
+		if _, ok := ready[e.flow.RemoteTopic(t)]; !ok {
+			continue
+		}
+		total += srcTopics[t].Partitions
+		if _, placed := e.topicCop[t]; !placed && len(e.parts[t]) == 0 {
+			fresh = append(fresh, t)
+		}
+	}
+	if len(e.copiers) < 2 || total < AffinePartitions || len(selected) < 2*len(e.copiers) {
+		return
+	}
+	sort.SliceStable(fresh, func(i, j int) bool { return srcTopics[fresh[i]].Partitions > srcTopics[fresh[j]].Partitions })
+	load := slices.Clone(e.copParts)
+	for _, t := range fresh {
+		best := 0
+		for i := range load {
+			if load[i] < load[best] {
+				best = i
+			}
+		}
+		e.topicCop[t] = best
+		load[best] += srcTopics[t].Partitions
+	}
 }
 
 // replicatedTopics returns the source topics the flow replicates, sorted.
