@@ -22,7 +22,7 @@ import (
 //	BENCH_SUSTAIN_WARMUP_SECONDS=15    excluded after the first record (smoke: 1)
 //	BENCH_SUSTAIN_TOOLS=kmm,mm2 (default; kmm-c: kmm with KMM_DATA_PLANE=c, the default plane since the C plane became it)
 //	BENCH_SUSTAIN_REPEATS              repetitions (default BENCH_REPEATS)
-//	BENCH_SUSTAIN_MAX_GB=24            cap on the backlog's payload per workload (smoke: 0.3; smaller and the C plane copies it all within a few polls;
+//	BENCH_SUSTAIN_MAX_GB=24            cap on the backlog's payload per workload (smoke: 1, sized for SmokeSustainRate; smaller and the C plane copies it all within a few polls;
 //	                                   at 16 GB / 30M, kmm copied the whole backlog before the window ended in 3 of 6 repetitions)
 //	BENCH_SUSTAIN_MAX_RECORDS=50000000 cap on the backlog's records per workload (loading 100 B
 //	                                   records is bound by records/s, not bytes)
@@ -52,7 +52,12 @@ func sustainConfig(cfg *config) (sustainSettings, error) {
 	s := sustainSettings{repeats: envInt("BENCH_SUSTAIN_REPEATS", cfg.Repeats)}
 	defWin, defWarm, defGB := 60.0, 15.0, 24.0
 	if cfg.Smoke {
-		defWin, defWarm, defGB = 3, 1, 0.3
+		// 1 GB, sized from a fixed rate: the smoke's ceilings (2,000 records) are too short
+		// to size from, and a CI rehearsal measured 4,982 rec/s there, loaded 0.2 GB, and kmm
+		// copied it all ~0.1 s into the window: too short to measure any CPU (smoke check
+		// failed). 1 GB outlasts the 4 s of warm-up and window up to ~250 MB/s.
+		defWin, defWarm, defGB = 3, 1, 1.0
+		s.rate = SmokeSustainRate
 	}
 	s.window = time.Duration(envFloat("BENCH_SUSTAIN_SECONDS", defWin) * float64(time.Second))
 	s.warmup = time.Duration(envFloat("BENCH_SUSTAIN_WARMUP_SECONDS", defWarm) * float64(time.Second))
@@ -69,6 +74,9 @@ func sustainConfig(cfg *config) (sustainSettings, error) {
 	}
 	return s, nil
 }
+
+// SmokeSustainRate is the rate the smoke's sustained backlog is sized for (then capped at 1 GB).
+const SmokeSustainRate = 1_000_000
 
 // sustainBacklog is the number of records of w to load: enough for rate records/s over the
 // warm-up, the window and 10 s of start-up, at most maxGB of payload and maxRecords records.
