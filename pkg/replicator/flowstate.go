@@ -402,8 +402,7 @@ func (k *stateKeeper) release(deadline time.Time) {
 		}
 		cancel()
 	}
-	k.cancel()
-	k.wg.Wait()
+	k.wg.Wait() // its loop was cancelled first thing
 	k.reader.Close()
 	// Nothing to wait for: a tombstone still queued is purged (the lease expires anyway).
 	if p, ok := k.prod.(interface{ CloseWithin(time.Duration) int }); ok {

@@ -295,17 +295,18 @@ func (e *engine) assignPipelines(selected []string, srcTopics map[string]rdkafka
 		e.topicCop = map[string]int{}
 	}
 	var fresh []string
-	total := 0
+	total, topics := 0, 0
 	for _, t := range selected {
 		if _, ok := ready[e.flow.RemoteTopic(t)]; !ok {
 			continue
 		}
 		total += srcTopics[t].Partitions
+		topics++
 		if _, placed := e.topicCop[t]; !placed && len(e.parts[t]) == 0 {
 			fresh = append(fresh, t)
 		}
 	}
-	if len(e.copiers) < 2 || total < AffinePartitions || len(selected) < 2*len(e.copiers) {
+	if len(e.copiers) < 2 || total < AffinePartitions || topics < 2*len(e.copiers) {
 		return
 	}
 	sort.SliceStable(fresh, func(i, j int) bool { return srcTopics[fresh[i]].Partitions > srcTopics[fresh[j]].Partitions })
